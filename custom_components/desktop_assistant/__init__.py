@@ -1,0 +1,65 @@
+"""The desktop_assistant integration: a local voice assistant on llama.cpp."""
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import CONF_API_KEY, CONF_URL, Platform
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import (
+    ConfigEntryAuthFailed,
+    ConfigEntryError,
+    ConfigEntryNotReady,
+)
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+
+from .client import (
+    CannotConnect,
+    InvalidAuth,
+    LlamaServerClient,
+    NotOpenAICompatible,
+    ServerTimeout,
+)
+from .const import DOMAIN
+
+CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+PLATFORMS: list[Platform] = []
+
+type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
+
+
+async def async_setup_entry(
+    hass: HomeAssistant, entry: DesktopAssistantConfigEntry
+) -> bool:
+    """Connect to the entry's llama-server and set up its agents."""
+    client = LlamaServerClient(
+        async_get_clientsession(hass),
+        entry.data[CONF_URL],
+        entry.data.get(CONF_API_KEY),
+    )
+    try:
+        await client.async_list_models()
+    except InvalidAuth as err:
+        raise ConfigEntryAuthFailed("llama-server refused the API key") from err
+    except (CannotConnect, ServerTimeout) as err:
+        raise ConfigEntryNotReady(f"llama-server is not reachable: {err!r}") from err
+    except NotOpenAICompatible as err:
+        raise ConfigEntryError(
+            f"{client.url} is not an OpenAI-compatible server: {err}"
+        ) from err
+    entry.runtime_data = client
+    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    entry.async_on_unload(entry.add_update_listener(_async_reload_on_update))
+    return True
+
+
+async def async_unload_entry(
+    hass: HomeAssistant, entry: DesktopAssistantConfigEntry
+) -> bool:
+    """Unload the entry's agents."""
+    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+
+
+async def _async_reload_on_update(
+    hass: HomeAssistant, entry: DesktopAssistantConfigEntry
+) -> None:
+    """Reload so that changed agents or options take effect without a restart."""
+    await hass.config_entries.async_reload(entry.entry_id)

@@ -1,0 +1,47 @@
+# Shared by scripts/setup, scripts/test and scripts/develop: where the Python
+# environment lives and how to run a command inside it.
+# Home Assistant 2026 needs Python >= 3.14.2. A python3.14 on PATH is used as
+# it is; otherwise the environment is a Debian sid userland (which ships
+# python3.14) in .sid/, entered with chroot in a private mount namespace.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SID="$ROOT/.sid"
+SID_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git"
+
+host_python() {
+  local python
+  python=$(command -v python3.14) || return 1
+  "$python" -c 'import sys; sys.exit(sys.version_info < (3, 14, 2))' || return 1
+  echo "$python"
+}
+
+if HOST_PYTHON=$(host_python); then
+  VENV="$ROOT/.venv"
+else
+  HOST_PYTHON=""
+  VENV=/opt/venv
+fi
+
+# Runs "$@" in the repository root with the environment's venv first on PATH.
+in_env() {
+  if [ -n "$HOST_PYTHON" ]; then
+    (cd "$ROOT" && PATH="$VENV/bin:$PATH" "$@")
+    return
+  fi
+  # The repository is mounted at the same path inside the userland, so paths
+  # in tracebacks and test output are the real ones.
+  unshare --mount --propagation private -- /bin/bash -c '
+    set -e
+    sid=$1 root=$2; shift 2
+    mkdir -p "$sid$root"
+    mount --rbind /dev "$sid/dev"
+    mount -t proc proc "$sid/proc"
+    mount -t tmpfs tmpfs "$sid/tmp"
+    mount --bind "$root" "$sid$root"
+    exec chroot "$sid" /usr/bin/env -i \
+      PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
+      PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" \
+      /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$root" "$@"
+  ' in_env "$SID" "$ROOT" "$@"
+}
