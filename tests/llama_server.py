@@ -3,12 +3,19 @@
 `GET /v1/models` answers with the body llama-server sends in single-model
 mode: an Ollama-style `models` list next to the OpenAI `object`/`data` list,
 each OpenAI entry carrying llama-server's `meta` block.
+
+`POST /v1/chat/completions` plays scripted replies as llama-server streams
+them: `data: <chunk>` events of `chat.completion.chunk` objects, the first
+delta carrying the role, tool calls as `delta.tool_calls` fragments with an
+`index` (id, type and name in the first fragment, arguments in pieces), a
+last chunk with `finish_reason`, `usage` and `timings`, then `data: [DONE]`.
 """
 
 import asyncio
 from collections.abc import AsyncIterator
 import contextlib
 from dataclasses import dataclass, field
+import json
 import time
 from typing import Any
 
@@ -62,6 +69,117 @@ def models_body(model_id: str = MODEL_ID) -> dict[str, Any]:
     }
 
 
+def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    """Return one `chat.completion.chunk` as llama-server streams it."""
+    return {
+        "choices": [{"finish_reason": finish_reason, "index": 0, "delta": delta}],
+        "created": int(time.time()),
+        "id": "chatcmpl-4Hq3fZx2kP9sYq1uV7wJmA0bN5cD8eR6",
+        "model": MODEL_ID,
+        "system_fingerprint": "b6820-2a1b4c9d",
+        "object": "chat.completion.chunk",
+    }
+
+
+def final_chunk(
+    finish_reason: str, cache_n: int = 0, prompt_n: int = 42
+) -> dict[str, Any]:
+    """Return the last chunk: finish reason, usage and llama-server's timings."""
+    last = chunk({}, finish_reason)
+    last["usage"] = {
+        "completion_tokens": 7,
+        "prompt_tokens": cache_n + prompt_n,
+        "total_tokens": cache_n + prompt_n + 7,
+    }
+    last["timings"] = {
+        "cache_n": cache_n,
+        "prompt_n": prompt_n,
+        "prompt_ms": 35.2,
+        "prompt_per_token_ms": 35.2 / prompt_n,
+        "prompt_per_second": prompt_n / 0.0352,
+        "predicted_n": 7,
+        "predicted_ms": 70.4,
+        "predicted_per_token_ms": 10.06,
+        "predicted_per_second": 99.4,
+    }
+    return last
+
+
+def sse(payload: dict[str, Any] | str) -> bytes:
+    """Return one server-sent event as llama-server writes it."""
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return f"data: {data}\n\n".encode()
+
+
+@dataclass
+class Reply:
+    """One scripted answer to `POST /v1/chat/completions`."""
+
+    events: list[bytes] = field(default_factory=list)
+    status: int = 200
+    # Body of a non-200 answer.
+    body: dict[str, Any] | None = None
+    # Seconds before the first byte.
+    delay: float = 0.0
+    # Close the connection after the events, without `[DONE]`.
+    cut: bool = False
+    # Write the stream in pieces of this many bytes (split anywhere); by
+    # default each event is its own write, as llama-server sends each token.
+    piece_size: int | None = None
+
+
+def text_reply(*pieces: str, thinking: str | None = None, **kwargs: Any) -> Reply:
+    """A streamed text answer, one content delta per piece."""
+    events = [sse(chunk({"role": "assistant", "content": None}))]
+    if thinking:
+        events.append(sse(chunk({"reasoning_content": thinking})))
+    events += [sse(chunk({"content": piece})) for piece in pieces]
+    events += [sse(final_chunk("stop")), sse("[DONE]")]
+    return Reply(events=events, **kwargs)
+
+
+def tool_call_reply(
+    *calls: tuple[str, str], fragments: int = 1, text: str | None = None
+) -> Reply:
+    """Tool calls (name, JSON arguments), each argument string in `fragments` pieces."""
+    events = [sse(chunk({"role": "assistant", "content": None}))]
+    if text:
+        events.append(sse(chunk({"content": text})))
+    for index, (name, arguments) in enumerate(calls):
+        events.append(
+            sse(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": f"call_{index}_{name}",
+                                "type": "function",
+                                "function": {"name": name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
+        )
+        size = -(-len(arguments) // fragments) or 1
+        for start in range(0, len(arguments), size):
+            piece = arguments[start : start + size]
+            events.append(
+                sse(
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {"index": index, "function": {"arguments": piece}}
+                            ]
+                        }
+                    )
+                )
+            )
+    events += [sse(final_chunk("tool_calls")), sse("[DONE]")]
+    return Reply(events=events)
+
+
 def error_body(code: int, message: str, error_type: str) -> dict[str, Any]:
     """Return llama-server's error body."""
     return {"error": {"code": code, "message": message, "type": error_type}}
@@ -79,8 +197,16 @@ class LlamaServerStandIn:
     delay: float = 0.0
     requests: list[web.Request] = field(default_factory=list)
     url: str = ""
+    # Answers to chat requests, in order, and the JSON bodies they answered.
+    script: list[Reply] = field(default_factory=list)
+    chat_requests: list[dict[str, Any]] = field(default_factory=list)
+    # time.perf_counter() when each streamed answer's first and last bytes went out.
+    stream_times: list[tuple[float, float]] = field(default_factory=list)
+    # time.perf_counter() when each chat request arrived.
+    received_at: list[float] = field(default_factory=list)
     # Set when the stand-in stops, so that delayed answers end at once.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _runner: web.AppRunner | None = None
 
     async def _wait(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -104,24 +230,83 @@ class LlamaServerStandIn:
             return web.Response(status=status, text=text, content_type=content_type)
         return web.json_response(models_body(self.model_id))
 
+    async def handle_chat(self, request: web.Request) -> web.StreamResponse:
+        """Answer `POST /v1/chat/completions` with the next scripted reply."""
+        self.received_at.append(time.perf_counter())
+        self.requests.append(request)
+        self.chat_requests.append(await request.json())
+        if not self._authorized(request):
+            return web.json_response(
+                error_body(401, "Invalid API Key", "authentication_error"), status=401
+            )
+        if not self.script:
+            return web.json_response(
+                error_body(
+                    500, "the test's script has no more replies", "server_error"
+                ),
+                status=500,
+            )
+        reply = self.script.pop(0)
+        await self._wait(reply.delay)
+        if reply.status != 200:
+            return web.json_response(reply.body, status=reply.status)
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        if reply.piece_size:
+            data = b"".join(reply.events)
+            pieces = [
+                data[start : start + reply.piece_size]
+                for start in range(0, len(data), reply.piece_size)
+            ]
+        else:
+            pieces = reply.events
+        first_byte_at = time.perf_counter()
+        for piece in pieces:
+            await response.write(piece)
+        self.stream_times.append((first_byte_at, time.perf_counter()))
+        if reply.cut:
+            # Drop the connection with the chunked body unfinished.
+            assert request.transport is not None
+            request.transport.close()
+            return response
+        await response.write_eof()
+        return response
+
+    async def start(self, port: int = 0) -> None:
+        """Listen on a loopback port (a free one when 0); set `url`."""
+        self.stopping.clear()
+        self._runner = web.AppRunner(self.app(), shutdown_timeout=0.1)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}/v1"
+
+    async def stop(self) -> None:
+        """Stop listening, ending delayed answers at once."""
+        self.stopping.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @property
+    def port(self) -> int:
+        """The port of `url`."""
+        return int(self.url.rsplit(":", 1)[1].split("/")[0])
+
     def app(self) -> web.Application:
         """Return the aiohttp application serving the stand-in's routes."""
         app = web.Application()
         app.router.add_get("/v1/models", self.handle_models)
+        app.router.add_post("/v1/chat/completions", self.handle_chat)
         return app
 
 
 @contextlib.asynccontextmanager
 async def serve(stand_in: LlamaServerStandIn) -> AsyncIterator[LlamaServerStandIn]:
     """Serve the stand-in on a free loopback port; its `url` ends in /v1."""
-    runner = web.AppRunner(stand_in.app(), shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    stand_in.url = f"http://127.0.0.1:{port}/v1"
+    await stand_in.start()
     try:
         yield stand_in
     finally:
-        stand_in.stopping.set()
-        await runner.cleanup()
+        await stand_in.stop()

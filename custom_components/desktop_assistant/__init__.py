@@ -10,6 +10,8 @@ from homeassistant.exceptions import (
 )
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers.llm import async_register_api
+from homeassistant.helpers.typing import ConfigType
 
 from .client import (
     CannotConnect,
@@ -19,11 +21,22 @@ from .client import (
     ServerTimeout,
 )
 from .const import DOMAIN
+from .llm import ToolFilesAPI
+from .services import async_setup_services
+from .tool_folder import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-PLATFORMS: list[Platform] = []
+PLATFORMS: list[Platform] = [Platform.CONVERSATION]
 
 type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
+
+
+async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
+    """Load the config folder's tools as intents, Assist tools and actions."""
+    await async_setup_tools(hass)
+    async_setup_services(hass)
+    async_register_api(hass, ToolFilesAPI(hass))
+    return True
 
 
 async def async_setup_entry(

@@ -1,12 +1,17 @@
 """Client for llama.cpp's OpenAI-compatible llama-server API."""
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+import json
+import logging
 from typing import Any
 
 import aiohttp
 
 from .const import CONNECT_TIMEOUT
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class LlamaServerError(Exception):
@@ -27,6 +32,18 @@ class InvalidAuth(LlamaServerError):
 
 class NotOpenAICompatible(LlamaServerError):
     """The server answered, but not like an OpenAI-compatible API."""
+
+
+class ServerFailed(LlamaServerError):
+    """The server answered a request with an HTTP error or an error event."""
+
+
+class StreamCut(LlamaServerError):
+    """The stream ended before the server said it was done."""
+
+
+class UnreadableAnswer(LlamaServerError):
+    """The stream held nothing that could be read as a chat completion chunk."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +80,91 @@ class LlamaServerClient:
         except ValueError as err:
             raise NotOpenAICompatible("body is not JSON") from err
         return _model_ids(body)
+
+    async def async_stream_chat(
+        self, payload: dict[str, Any], read_timeout: float
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Stream `POST {url}/chat/completions`, yielding each chunk as it arrives.
+
+        `read_timeout` bounds the wait for the first byte and for each later
+        read, so a server that stalls mid-answer is a timeout too.
+        """
+        try:
+            async with self.session.post(
+                f"{self.url}/chat/completions",
+                json=payload,
+                headers=self.headers,
+                timeout=aiohttp.ClientTimeout(
+                    total=None, sock_connect=CONNECT_TIMEOUT, sock_read=read_timeout
+                ),
+            ) as response:
+                if response.status in (401, 403):
+                    raise InvalidAuth
+                if response.status != 200:
+                    message = _error_message(await response.text())
+                    raise ServerFailed(f"HTTP {response.status}: {message}")
+                async for chunk in _chunks(response.content):
+                    yield chunk
+        except TimeoutError as err:
+            raise ServerTimeout(f"no answer within {read_timeout:g} s") from err
+        except aiohttp.ClientPayloadError as err:
+            raise StreamCut(str(err)) from err
+        except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
+            raise CannotConnect(str(err)) from err
+
+
+async def _chunks(content: aiohttp.StreamReader) -> AsyncIterator[dict[str, Any]]:
+    """Parse server-sent events into JSON chunks, until `data: [DONE]`.
+
+    Reads arrive split at arbitrary byte boundaries, so bytes are buffered up
+    to each newline before decoding. Comment and keep-alive lines are skipped;
+    an event whose data is not JSON is logged and skipped.
+    """
+    buffer = b""
+    data_lines: list[str] = []
+    read_any = False
+    async for block in content.iter_any():
+        buffer += block
+        *lines, buffer = buffer.split(b"\n")
+        for raw_line in lines:
+            line = raw_line.rstrip(b"\r").decode(errors="replace")
+            if line.startswith("data:"):
+                data_lines.append(line[5:].removeprefix(" "))
+                continue
+            if line or not data_lines:
+                continue  # a comment (":..."), another field, or a stray blank line
+            data = "\n".join(data_lines)
+            data_lines = []
+            if data == "[DONE]":
+                if not read_any:
+                    raise UnreadableAnswer("the stream held no chat completion chunk")
+                return
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                _LOGGER.debug("Skipping an event that is not JSON: %.200r", data)
+                continue
+            if not isinstance(chunk, dict):
+                _LOGGER.debug("Skipping an event that is not an object: %.200r", data)
+                continue
+            if "error" in chunk:
+                raise ServerFailed(_error_message(data))
+            read_any = True
+            yield chunk
+    if read_any:
+        raise StreamCut("the stream ended without [DONE]")
+    raise UnreadableAnswer("the stream held no chat completion chunk")
+
+
+def _error_message(body: str) -> str:
+    """Return the message of an OpenAI-style error body, else the body's start."""
+    try:
+        error = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError):
+        return body[:200]
+    if isinstance(error, dict):
+        return str(error.get("message", error))[:200]
+    return str(error)[:200]
 
 
 def _model_ids(body: Any) -> list[str]:

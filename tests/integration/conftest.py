@@ -1,20 +1,23 @@
 """Fixtures for tests of the integration inside Home Assistant."""
 
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
 import json
 from pathlib import Path
 import socket
 from typing import Any
 
-from homeassistant.const import CONF_API_KEY, CONF_MODEL, CONF_URL
-from homeassistant.core import HomeAssistant
+from homeassistant.components import conversation
+from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowManager, FlowResultType
+from homeassistant.helpers import chat_session, entity_registry as er, llm
 from homeassistant.setup import async_setup_component
+import probatio as vol
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.desktop_assistant.config_flow import DEFAULT_AGENT_OPTIONS
-from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
 from ..llama_server import MODEL_ID, LlamaServerStandIn, serve
 
@@ -128,3 +131,140 @@ def check_translations(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         key for result in results for key in _missing_translations(result, strings)
     ]
     assert not missing, f"translations missing for {missing}"
+
+
+TEST_API = "test_tools"
+
+
+class RecordingTool(llm.Tool):
+    """A tool of the test API that records its calls and answers a fixed text."""
+
+    integration = "test"
+
+    def __init__(self, name: str, parameters: dict[str, Any], answer: str) -> None:
+        self.name = name
+        self.description = f"The {name} tool"
+        self.parameters = vol.Schema(parameters)
+        self.answer = answer
+        self.calls: list[dict[str, Any]] = []
+
+    async def async_call(
+        self,
+        hass: HomeAssistant,
+        tool_input: llm.ToolInput,
+        llm_context: llm.LLMContext,
+    ) -> llm.ToolResult:
+        self.calls.append(tool_input.tool_args)
+        return llm.ToolResult(data={"result": self.answer})
+
+
+@dataclass
+class ToolsAPI(llm.API):
+    """An LLM API, as an integration would register, offering recording tools."""
+
+    tools: list[RecordingTool] = field(default_factory=list)
+
+    async def async_get_api_instance(
+        self, llm_context: llm.LLMContext
+    ) -> llm.APIInstance:
+        return llm.APIInstance(
+            api=self,
+            api_prompt="Use the tools.",
+            llm_context=llm_context,
+            tools=self.tools,
+        )
+
+
+@dataclass
+class Agent:
+    """The agent under test, its server and its tools."""
+
+    hass: HomeAssistant
+    entity_id: str
+    entry: MockConfigEntry
+    server: LlamaServerStandIn
+    weather: RecordingTool
+    time: RecordingTool
+
+    async def ask(
+        self, text: str, conversation_id: str | None = None, language: str = "en"
+    ) -> conversation.ConversationResult:
+        return await conversation.async_converse(
+            self.hass, text, conversation_id, Context(), language, self.entity_id
+        )
+
+    def chat_log(self, conversation_id: str) -> list[conversation.Content]:
+        with (
+            chat_session.async_get_chat_session(self.hass, conversation_id) as session,
+            conversation.async_get_chat_log(self.hass, session) as chat_log,
+        ):
+            return list(chat_log.content)
+
+
+@pytest.fixture
+def agent_options() -> dict[str, Any]:
+    """The agent's subentry options; tests override it with parametrize."""
+    return DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [TEST_API]}
+
+
+def write_tool_files(tools_dir: Path, tool_files: dict[str, str]) -> None:
+    """Write tool files into a config folder's tools/."""
+    tools_dir.mkdir(parents=True)
+    for name, text in tool_files.items():
+        (tools_dir / f"{name}.toml").write_text(text)
+
+
+@pytest.fixture
+def tool_files() -> dict[str, str]:
+    """Tool files (name -> TOML) in the config folder when the agent starts."""
+    return {}
+
+
+@pytest.fixture
+async def agent(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    agent_options: dict[str, Any],
+    tool_files: dict[str, str],
+) -> AsyncIterator[Agent]:
+    """The agent of a llama-server entry, with the test API and tool files."""
+    await hass.async_add_executor_job(
+        write_tool_files,
+        Path(hass.config.path("desktop_assistant", "tools")),
+        tool_files,
+    )
+    weather = RecordingTool(
+        "weather",
+        {vol.Optional("place"): str, vol.Optional("when"): str},
+        "Rome: clear sky, 18 °C",
+    )
+    time_tool = RecordingTool("GetDateTime", {}, "14:05")
+    unregister = llm.async_register_api(
+        hass,
+        ToolsAPI(hass=hass, id=TEST_API, name="Test tools", tools=[weather, time_tool]),
+    )
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        data={CONF_URL: llama_server.url},
+        subentries_data=[
+            {
+                "subentry_type": "conversation",
+                "title": MODEL_ID,
+                "data": agent_options,
+                "unique_id": None,
+            }
+        ],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    (subentry_id,) = entry.subentries
+    entity_id = er.async_get(hass).async_get_entity_id(
+        "conversation", DOMAIN, subentry_id
+    )
+    assert entity_id is not None
+    yield Agent(hass, entity_id, entry, llama_server, weather, time_tool)
+    unregister()
+
+
+def speech(result: conversation.ConversationResult) -> str:
+    return result.response.speech["plain"]["speech"]

@@ -16,10 +16,10 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant import client
-from custom_components.desktop_assistant.config_flow import DEFAULT_AGENT_OPTIONS
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
     CONF_TOOL_ROUNDS,
+    DEFAULT_AGENT_OPTIONS,
     DEFAULT_URL,
     DOMAIN,
 )

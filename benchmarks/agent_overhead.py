@@ -1,0 +1,274 @@
+"""Agent overhead per turn, against the scripted llama-server stand-in.
+
+Runs a real Home Assistant in this process with the agent set up, and the
+stand-in streaming replies event by event over loopback. For each turn it
+measures, with one clock:
+
+- first delta: the stand-in's first byte -> the first ChatLog delta with text;
+- result: the stand-in's last byte -> `ConversationResult` in hand;
+- round gap (tool turn only): last byte of round 1 -> request of round 2
+  received, which includes the (instant) tool call.
+
+The baseline, run in the same process on the same replies, is a bare aiohttp
+client reading the stream and parsing each event: what any client pays for
+loopback and parsing. The agent's added time is the difference.
+
+Run: scripts/bench agent_overhead [--runs 200]
+"""
+
+import argparse
+import asyncio
+from dataclasses import dataclass
+import json
+import socket
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import aiohttp
+from homeassistant import loader
+from homeassistant.components import conversation
+from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import chat_session, entity_registry as er, llm
+from homeassistant.setup import async_setup_component
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_test_home_assistant,
+)
+
+from custom_components.desktop_assistant.const import (
+    DEFAULT_AGENT_OPTIONS,
+    DOMAIN,
+)
+from tests.llama_server import (
+    MODEL_ID,
+    LlamaServerStandIn,
+    Reply,
+    serve,
+    text_reply,
+    tool_call_reply,
+)
+
+API_ID = "benchmark_tools"
+
+
+class ClockTool(llm.Tool):
+    """An instant tool, so the tool turn measures the loop, not a tool."""
+
+    name = "GetDateTime"
+    description = "Current time"
+    integration = "benchmark"
+
+    async def async_call(
+        self,
+        hass: HomeAssistant,
+        tool_input: llm.ToolInput,
+        llm_context: llm.LLMContext,
+    ) -> llm.ToolResult:
+        """Answer at once."""
+        return llm.ToolResult(data={"result": "14:05"})
+
+
+class ToolsAPI(llm.API):
+    """An LLM API offering the instant tool."""
+
+    async def async_get_api_instance(
+        self, llm_context: llm.LLMContext
+    ) -> llm.APIInstance:
+        """Offer the clock tool."""
+        return llm.APIInstance(self, "", llm_context, [ClockTool()])
+
+
+def long_reply() -> Reply:
+    """A 300-token answer, one token per event."""
+    return text_reply(*[f"word{n} " for n in range(300)])
+
+
+def tool_turn() -> list[Reply]:
+    """Round 1 calls the tool; round 2 answers in 20 tokens."""
+    return [
+        tool_call_reply(("GetDateTime", "{}")),
+        text_reply(*[f"word{n} " for n in range(20)]),
+    ]
+
+
+@dataclass
+class Sample:
+    """One turn's latencies, in seconds."""
+
+    first_delta: float
+    result: float
+    round_gap: float | None = None
+
+
+async def baseline_turn(
+    session: aiohttp.ClientSession, server: LlamaServerStandIn, replies: list[Reply]
+) -> Sample:
+    """Read each reply with a bare client that only splits and parses events."""
+    server.script = replies
+    server.stream_times.clear()
+    server.received_at.clear()
+    first_event_at = done_at = 0.0
+    for _ in replies:
+        async with session.post(f"{server.url}/chat/completions", json={}) as response:
+            buffer = b""
+            async for block in response.content.iter_any():
+                buffer += block
+                *events, buffer = buffer.split(b"\n\n")
+                for event in events:
+                    data = event.removeprefix(b"data: ")
+                    if data != b"[DONE]":
+                        json.loads(data)
+                        if not first_event_at:
+                            first_event_at = time.perf_counter()
+        done_at = time.perf_counter()
+    first_byte, _ = server.stream_times[0]
+    return Sample(
+        first_event_at - first_byte,
+        done_at - server.stream_times[-1][1],
+        round_gap(server),
+    )
+
+
+async def agent_turn(
+    hass: HomeAssistant, server: LlamaServerStandIn, agent_id: str, replies: list[Reply]
+) -> Sample:
+    """Ask the agent, with a delta listener as the Assist pipeline has."""
+    server.script = replies
+    server.stream_times.clear()
+    server.received_at.clear()
+    first_delta_at = 0.0
+
+    def listener(chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
+        nonlocal first_delta_at
+        if not first_delta_at and (delta.get("content") or delta.get("tool_calls")):
+            first_delta_at = time.perf_counter()
+
+    user_input = conversation.ConversationInput(
+        text="Hello",
+        context=Context(),
+        conversation_id=None,
+        device_id=None,
+        satellite_id=None,
+        language="en",
+        agent_id=agent_id,
+    )
+    with (
+        chat_session.async_get_chat_session(hass, None) as session,
+        conversation.async_get_chat_log(
+            hass, session, user_input, chat_log_delta_listener=listener
+        ),
+    ):
+        await conversation.async_converse(
+            hass, "Hello", session.conversation_id, Context(), "en", agent_id
+        )
+        result_at = time.perf_counter()
+    first_byte, _ = server.stream_times[0]
+    return Sample(
+        first_delta_at - first_byte,
+        result_at - server.stream_times[-1][1],
+        round_gap(server),
+    )
+
+
+def round_gap(server: LlamaServerStandIn) -> float | None:
+    """Seconds from round 1's last byte to round 2's request, if there were two."""
+    if len(server.received_at) < 2:
+        return None
+    return server.received_at[1] - server.stream_times[0][1]
+
+
+def free_port() -> int:
+    """Return a loopback port nobody listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stats(values: list[float]) -> tuple[float, float]:
+    """Median and p95, in milliseconds."""
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+async def main(runs: int) -> None:
+    """Run both turns `runs` times each way and print the table."""
+    with tempfile.TemporaryDirectory() as config_dir:
+        async with (
+            async_test_home_assistant(config_dir=config_dir) as hass,
+            serve(LlamaServerStandIn()) as server,
+            aiohttp.ClientSession() as session,
+        ):
+            # The harness hides custom integrations unless told otherwise.
+            hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)
+            assert await async_setup_component(hass, "homeassistant", {})
+            # HA's web server is not measured; keep it off the usual port.
+            assert await async_setup_component(
+                hass,
+                "http",
+                {"http": {"server_host": "127.0.0.1", "server_port": free_port()}},
+            )
+            llm.async_register_api(hass, ToolsAPI(hass=hass, id=API_ID, name="Tools"))
+            entry = MockConfigEntry(
+                domain=DOMAIN,
+                data={CONF_URL: server.url},
+                subentries_data=[
+                    {
+                        "subentry_type": "conversation",
+                        "title": MODEL_ID,
+                        "data": DEFAULT_AGENT_OPTIONS
+                        | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [API_ID]},
+                        "unique_id": None,
+                    }
+                ],
+            )
+            entry.add_to_hass(hass)
+            assert await hass.config_entries.async_setup(entry.entry_id)
+            (subentry_id,) = entry.subentries
+            agent_id = er.async_get(hass).async_get_entity_id(
+                "conversation", DOMAIN, subentry_id
+            )
+            assert agent_id
+
+            rows = []
+            for name, make in (
+                ("300-token reply", lambda: [long_reply()]),
+                ("2-round tool turn", tool_turn),
+            ):
+                baseline = [
+                    await baseline_turn(session, server, make()) for _ in range(runs)
+                ]
+                agent = [
+                    await agent_turn(hass, server, agent_id, make())
+                    for _ in range(runs)
+                ]
+                for metric in ("first_delta", "result", "round_gap"):
+                    base_values = [getattr(s, metric) for s in baseline]
+                    agent_values = [getattr(s, metric) for s in agent]
+                    if agent_values[0] is None:
+                        continue
+                    base_med, base_p95 = stats(base_values)
+                    med, p95 = stats(agent_values)
+                    rows.append((name, metric, base_med, base_p95, med, p95))
+            await hass.async_stop(force=True)
+
+    print(f"Agent overhead per turn, {runs} runs each (ms)")
+    print(
+        f"{'turn':<18} {'metric':<12} {'baseline med':>12} {'baseline p95':>12} "
+        f"{'agent med':>10} {'agent p95':>10} {'added med':>10} {'ratio':>7}"
+    )
+    for name, metric, base_med, base_p95, med, p95 in rows:
+        ratio = med / base_med if base_med else float("nan")
+        print(
+            f"{name:<18} {metric:<12} {base_med:>12.3f} {base_p95:>12.3f} "
+            f"{med:>10.3f} {p95:>10.3f} {med - base_med:>10.3f} {ratio:>7.2f}"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    asyncio.run(main(parser.parse_args().runs))

@@ -1,0 +1,371 @@
+"""The Wyoming servers' latency: TTS first audio, STT overhead, event-loop lag.
+
+1. Kokoro, time to first audio for a five-sentence reply, streaming vs
+   one-shot. The reply arrives as an LLM writes it (`--chars-per-second`);
+   the clock starts at its first character. One-shot waits for the whole
+   text and sends `Synthesize`; streaming sends each word as a
+   `SynthesizeChunk`. First audio = the first audio-chunk event; last audio
+   = the end of the answer. Run on the tiny model from
+   scripts/make-test-models and, when `--kokoro-dir` holds kokoro-v1.0.onnx
+   and voices-v1.0.bin, on the real model. Target: ratio <= 0.3.
+2. whisper wrapper overhead: a 3 s utterance through wyoming-whisper-cpp
+   (AudioStop -> Transcript) against the same WAV posted straight to
+   `/inference` (request -> parsed answer), both to the whisper-server
+   stand-in on loopback. Target: <= 10 ms.
+3. Event-loop lag while 8 clients have the five sentences synthesised at
+   once: how late a 5 ms sleep in the server's loop wakes. Target: <= 20 ms.
+
+Everything runs in this process, on loopback. Run: scripts/bench wyoming_bench
+"""
+
+import argparse
+import asyncio
+from collections.abc import Awaitable, Callable
+import contextlib
+from dataclasses import dataclass
+from functools import partial
+import io
+from pathlib import Path
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import wave
+
+import aiohttp
+import numpy as np
+from wyoming.asr import Transcribe
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncTcpClient
+from wyoming.server import AsyncTcpServer, HandlerFactory
+from wyoming.tts import (
+    Synthesize,
+    SynthesizeChunk,
+    SynthesizeStart,
+    SynthesizeStop,
+    SynthesizeVoice,
+)
+
+from tests.wyoming.whisper_server import WhisperServerStandIn
+from wyoming_services.config import load_config
+from wyoming_services.kokoro.__main__ import build_service
+from wyoming_services.whisper.__main__ import build_info
+from wyoming_services.whisper.client import WhisperClient
+from wyoming_services.whisper.handler import WhisperEventHandler
+
+REPO = Path(__file__).parents[1]
+REPLY = (
+    "Sure, I checked the weather for tomorrow. "
+    "It will be sunny in the morning with a light breeze. "
+    "Clouds will roll in around three in the afternoon. "
+    "There is a small chance of rain in the evening. "
+    "Take a light jacket if you go out tonight."
+)
+VOICES = """
+[voice.it]
+lang = "it"
+blend = { if_sara = 0.8, af_bella = 0.2 }
+
+[voice.en]
+lang = "en-us"
+blend = { af_heart = 1.0 }
+"""
+CLIENTS = 8
+LAG_TICK = 0.005
+
+
+@dataclass
+class Timing:
+    """Seconds from the reply's first character."""
+
+    first_audio: float
+    last_audio: float
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def serving(factory: HandlerFactory):  # noqa: ANN201 - yields the port
+    port = free_port()
+    server = AsyncTcpServer("127.0.0.1", port)
+    await server.start(factory)
+    try:
+        yield port
+    finally:
+        await server.stop()
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f}"
+
+
+def p95(values: list[float]) -> float:
+    return float(np.percentile(values, 95))
+
+
+# 1. Kokoro first audio ---------------------------------------------------
+
+
+async def one_shot(port: int, chars_per_second: float) -> Timing:
+    started = time.perf_counter()
+    await asyncio.sleep(len(REPLY) / chars_per_second)  # the LLM writes
+    first = None
+    async with AsyncTcpClient("127.0.0.1", port) as client:
+        voice = SynthesizeVoice(name="en")
+        await client.write_event(Synthesize(text=REPLY, voice=voice).event())
+        while (event := await client.read_event()) is not None:
+            if event.type == "audio-chunk" and first is None:
+                first = time.perf_counter() - started
+            if event.type in ("audio-stop", "error"):
+                break
+    assert first is not None, "no audio"
+    return Timing(first, time.perf_counter() - started)
+
+
+async def streaming(port: int, chars_per_second: float) -> Timing:
+    started = time.perf_counter()
+    first = None
+    async with AsyncTcpClient("127.0.0.1", port) as client:
+
+        async def write() -> None:
+            await client.write_event(
+                SynthesizeStart(voice=SynthesizeVoice(name="en")).event()
+            )
+            for word in REPLY.split(" "):
+                await asyncio.sleep((len(word) + 1) / chars_per_second)
+                await client.write_event(SynthesizeChunk(text=f"{word} ").event())
+            await client.write_event(Synthesize(text=REPLY).event())
+            await client.write_event(SynthesizeStop().event())
+
+        writer = asyncio.create_task(write())
+        while (event := await client.read_event()) is not None:
+            if event.type == "audio-chunk" and first is None:
+                first = time.perf_counter() - started
+            if event.type in ("synthesize-stopped", "error"):
+                break
+        await writer
+    assert first is not None, "no audio"
+    return Timing(first, time.perf_counter() - started)
+
+
+async def first_audio_rows(
+    label: str, config: Path, runs: int, chars_per_second: float
+) -> None:
+    service = build_service(load_config(config))
+    try:
+        async with serving(service.handler_factory) as port:
+            await one_shot(port, 1e9)  # warm up onnxruntime and espeak
+            results: dict[str, list[Timing]] = {"one-shot": [], "streaming": []}
+            for _ in range(runs):
+                results["one-shot"].append(await one_shot(port, chars_per_second))
+                results["streaming"].append(await streaming(port, chars_per_second))
+    finally:
+        service.close()
+    medians = {}
+    for mode, timings in results.items():
+        first = [t.first_audio for t in timings]
+        last = [t.last_audio for t in timings]
+        medians[mode] = statistics.median(first)
+        print(
+            f"{label:<6} {mode:<10} {ms(medians[mode])} {ms(p95(first))}"
+            f"   {ms(statistics.median(last))} {ms(p95(last))}"
+        )
+    ratio = medians["streaming"] / medians["one-shot"]
+    verdict = "ok" if ratio <= 0.3 else "MISSED"
+    print(
+        f"{label:<6} ratio streaming / one-shot first audio: {ratio:.2f}"
+        f"  (target <= 0.3: {verdict})"
+    )
+
+
+# 2. whisper overhead -----------------------------------------------------
+
+
+def utterance(seconds: float = 3.0) -> bytes:
+    t = np.arange(int(16000 * seconds)) / 16000
+    return (0.3 * np.sin(2 * np.pi * 220 * t) * 32767).astype("<i2").tobytes()
+
+
+def wav(pcm: bytes) -> bytes:
+    with io.BytesIO() as buffer:
+        with wave.open(buffer, "wb") as file:
+            file.setnchannels(1)
+            file.setsampwidth(2)
+            file.setframerate(16000)
+            file.writeframes(pcm)
+        return buffer.getvalue()
+
+
+async def direct(session: aiohttp.ClientSession, url: str, pcm: bytes) -> float:
+    form = aiohttp.FormData()
+    form.add_field("file", wav(pcm), filename="audio.wav", content_type="audio/wav")
+    form.add_field("language", "it")
+    form.add_field("response_format", "verbose_json")
+    form.add_field("temperature", "0.0")
+    started = time.perf_counter()
+    async with session.post(f"{url}/inference", data=form) as response:
+        await response.json()
+    return time.perf_counter() - started
+
+
+async def wrapped(port: int, pcm: bytes) -> float:
+    async with AsyncTcpClient("127.0.0.1", port) as client:
+        await client.write_event(Transcribe(language="it").event())
+        await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+        for offset in range(0, len(pcm), 2048):
+            chunk = AudioChunk(16000, 2, 1, pcm[offset : offset + 2048])
+            await client.write_event(chunk.event())
+        started = time.perf_counter()
+        await client.write_event(AudioStop().event())
+        while (event := await client.read_event()) is not None:
+            if event.type in ("transcript", "error"):
+                assert event.type == "transcript", event.data
+                break
+        return time.perf_counter() - started
+
+
+async def whisper_rows(runs: int) -> None:
+    stand_in = WhisperServerStandIn()
+    await stand_in.start()
+    pcm = utterance()
+    try:
+        async with aiohttp.ClientSession() as session:
+            factory = partial(
+                WhisperEventHandler,
+                info=build_info(stand_in.url, ""),
+                client=WhisperClient(session, stand_in.url, 10.0),
+                language_setting="",
+            )
+            async with serving(factory) as port:
+                straight, through = [], []
+                await wrapped(port, pcm)  # warm up both connections
+                await direct(session, stand_in.url, pcm)
+                for _ in range(runs):
+                    straight.append(await direct(session, stand_in.url, pcm))
+                    through.append(await wrapped(port, pcm))
+    finally:
+        await stand_in.stop()
+    overhead = statistics.median(through) - statistics.median(straight)
+    overhead_p95 = p95(through) - p95(straight)
+    print(f"direct /inference    {ms(statistics.median(straight))} {ms(p95(straight))}")
+    print(f"through Wyoming      {ms(statistics.median(through))} {ms(p95(through))}")
+    verdict = "ok" if overhead <= 0.010 else "MISSED"
+    print(
+        f"overhead             {ms(overhead)} {ms(overhead_p95)}"
+        f"   (target median <= 10 ms: {verdict})"
+    )
+
+
+# 3. event-loop lag -------------------------------------------------------
+
+
+async def measure_lag(work: Callable[[], Awaitable[None]]) -> list[float]:
+    """Run `work` while a ticker records how late each 5 ms sleep wakes."""
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        while not done.is_set():
+            before = time.perf_counter()
+            await asyncio.sleep(LAG_TICK)
+            lags.append(time.perf_counter() - before - LAG_TICK)
+
+    tick = asyncio.create_task(ticker())
+    try:
+        await work()
+    finally:
+        done.set()
+        await tick
+    return lags
+
+
+async def lag_rows(label: str, config: Path, rounds: int) -> None:
+    service = build_service(load_config(config))
+    try:
+        async with serving(service.handler_factory) as port:
+            await one_shot(port, 1e9)
+
+            async def clients() -> None:
+                for _ in range(rounds):
+                    await asyncio.gather(*(one_shot(port, 1e9) for _ in range(CLIENTS)))
+
+            lags = await measure_lag(clients)
+    finally:
+        service.close()
+    worst = max(lags)
+    verdict = "ok" if worst <= 0.020 else "MISSED"
+    print(
+        f"{label:<6} {ms(statistics.median(lags))} {ms(p95(lags))} {ms(worst)}"
+        f"   ({len(lags)} ticks; target max <= 20 ms: {verdict})"
+    )
+
+
+# -------------------------------------------------------------------------
+
+
+def kokoro_config(folder: Path, models: Path) -> Path:
+    path = folder / f"{models.name}.toml"
+    path.write_text(
+        f'[kokoro]\nmodel = "{models / "kokoro-v1.0.onnx"}"\n'
+        f'voices = "{models / "voices-v1.0.bin"}"\n{VOICES}'
+    )
+    return path
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as temp:
+        folder = Path(temp)
+        tiny = folder / "tiny"
+        subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "make-test-models"), str(tiny)],
+            check=True,
+            capture_output=True,
+        )
+        models = {"tiny": kokoro_config(folder, tiny)}
+        real = args.kokoro_dir
+        if real and (real / "kokoro-v1.0.onnx").is_file():
+            models["real"] = kokoro_config(folder, real)
+
+        print(
+            f"Kokoro: first audio for a five-sentence reply ({len(REPLY)} characters "
+            f"written at {args.chars_per_second:g} characters/s), ms"
+        )
+        print("model  mode         first median  p95    last median   p95")
+        for label, config in models.items():
+            runs = args.runs if label == "tiny" else max(3, args.runs // 4)
+            await first_audio_rows(label, config, runs, args.chars_per_second)
+        if "real" not in models:
+            print(
+                "real   not run: --kokoro-dir has no kokoro-v1.0.onnx/voices-v1.0.bin"
+            )
+
+        print(f"\nwhisper wrapper, 3 s utterance, {args.whisper_runs} runs, ms")
+        print("                       median      p95")
+        await whisper_rows(args.whisper_runs)
+
+        print(f"\nEvent-loop lag, {CLIENTS} clients synthesising at once, ms")
+        print("model    median      p95      max")
+        for label, config in models.items():
+            await lag_rows(label, config, args.lag_rounds)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--whisper-runs", type=int, default=100)
+    parser.add_argument("--lag-rounds", type=int, default=5)
+    parser.add_argument("--chars-per-second", type=float, default=200.0)
+    parser.add_argument(
+        "--kokoro-dir", type=Path, help="folder with the real Kokoro v1.0 files"
+    )
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(parse_args()))

@@ -1,0 +1,80 @@
+"""Load the config folder's tools into Home Assistant, and reload them.
+
+A problem in a file becomes a Repairs issue naming the file and keys; it is
+cleared on the first load that finds the file fixed (or gone).
+"""
+
+import logging
+from pathlib import Path
+import re
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from .const import DATA_TOOLS, DOMAIN, TOOLS_FOLDER
+from .intents import async_update_intents
+from .tools import Problem, ToolFolder, ToolRegistry, load_folder
+
+_LOGGER = logging.getLogger(__name__)
+
+ISSUE_PREFIX = "invalid_file_"
+
+
+async def async_setup_tools(hass: HomeAssistant) -> ToolRegistry:
+    """Load the tools once, at integration setup, and share their registry."""
+    registry = ToolRegistry(ToolFolder(Path(hass.config.path(TOOLS_FOLDER))))
+    hass.data[DATA_TOOLS] = registry
+    await async_load_tools(hass)
+    return registry
+
+
+async def async_load_tools(hass: HomeAssistant) -> None:
+    """Read the folder again; new tools, intents and issues replace the old."""
+    registry = hass.data[DATA_TOOLS]
+    folder = await hass.async_add_executor_job(load_folder, registry.folder.root)
+    previous = [spec.name for spec in registry.tools]
+    registry.replace(folder)
+    async_update_intents(hass, registry, previous)
+    _update_issues(hass, folder.problems)
+    for problem in folder.problems:
+        _LOGGER.warning("Tool config problem: %s", problem)
+    _LOGGER.debug("Loaded tools: %s", ", ".join(folder.tools) or "none")
+
+
+def _update_issues(hass: HomeAssistant, problems: tuple[Problem, ...]) -> None:
+    by_file: dict[str, list[Problem]] = {}
+    for problem in problems:
+        by_file.setdefault(problem.file, []).append(problem)
+    wanted = {_issue_id(file): file for file in by_file}
+    issues = ir.async_get(hass).issues
+    for domain, issue_id in list(issues):
+        if (
+            domain == DOMAIN
+            and issue_id.startswith(ISSUE_PREFIX)
+            and issue_id not in wanted
+        ):
+            ir.async_delete_issue(hass, DOMAIN, issue_id)
+    for issue_id, file in wanted.items():
+        tool_file = file.startswith("tools/") and file.endswith(".toml")
+        ir.async_create_issue(
+            hass,
+            DOMAIN,
+            issue_id,
+            is_fixable=False,
+            severity=ir.IssueSeverity.ERROR,
+            translation_key="invalid_tool_file" if tool_file else "invalid_config_file",
+            translation_placeholders={
+                "file": file,
+                "problems": "; ".join(_describe(problem) for problem in by_file[file]),
+            },
+        )
+
+
+def _issue_id(file: str) -> str:
+    return ISSUE_PREFIX + re.sub(r"[^a-z0-9_]", "_", file.lower())
+
+
+def _describe(problem: Problem) -> str:
+    if problem.key is None:
+        return problem.message
+    return f"{problem.key}: {problem.message}"

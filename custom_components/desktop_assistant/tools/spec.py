@@ -1,0 +1,103 @@
+"""What a config folder holds once parsed: tools, their parameters, problems."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+import re
+from typing import Any, Literal
+
+type ParamType = Literal["string", "integer", "number", "boolean"]
+
+PARAM_TYPES: tuple[ParamType, ...] = ("string", "integer", "number", "boolean")
+# Tool and parameter names: the file name of a tool, a key in its [params].
+NAME = re.compile(r"[a-z0-9_]+")
+# A `{name}` inside a command element. Any word in braces is one, so a
+# misspelt parameter is caught when the file is read, not when the tool runs.
+PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
+DEFAULT_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter of a tool, offered to the model as a JSON schema property."""
+
+    name: str
+    type: ParamType
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool file: what the model is told and what is run."""
+
+    name: str
+    description: str
+    command: tuple[str, ...]
+    timeout: float = DEFAULT_TIMEOUT
+    params: dict[str, Param] = field(default_factory=dict)
+    # Language tag (lower case, as written in the file) -> phrases.
+    announce: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def json_schema(self) -> dict[str, Any]:
+        """Return the parameters as the JSON schema of a function for the model."""
+        return {
+            "type": "object",
+            "properties": {
+                param.name: {"type": param.type, "description": param.description}
+                for param in self.params.values()
+            },
+            "additionalProperties": False,
+        }
+
+    def announcements(self, language: str | None) -> tuple[str, ...]:
+        """Return the phrases to say while the tool runs, for a conversation language.
+
+        `en-US` finds `announce.en-us`, else `announce.en`; `en` also finds
+        `announce.en-gb` when that is the only English entry.
+        """
+        if not language or not self.announce:
+            return ()
+        wanted = language.lower().replace("_", "-")
+        if phrases := self.announce.get(wanted):
+            return phrases
+        primary = wanted.split("-", 1)[0]
+        if phrases := self.announce.get(primary):
+            return phrases
+        for tag, phrases in self.announce.items():
+            if tag.split("-", 1)[0] == primary:
+                return phrases
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong in a config folder file, named by file and key."""
+
+    file: str
+    key: str | None
+    message: str
+
+    def __str__(self) -> str:
+        """Return `file: key: message`, the form printed and shown in Repairs."""
+        if self.key is None:
+            return f"{self.file}: {self.message}"
+        return f"{self.file}: {self.key}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFolder:
+    """A parsed config folder. Broken tool files are left out of `tools`."""
+
+    root: Path
+    tools: dict[str, ToolSpec] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def tools_dir(self) -> Path:
+        """The folder of tool files, where a command's helper scripts live too."""
+        return self.root / "tools"
+
+
+def camel_case(name: str) -> str:
+    """Return a tool name in CamelCase, as in its intent: web_search -> WebSearch."""
+    return "".join(part.capitalize() for part in name.split("_"))

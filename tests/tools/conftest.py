@@ -1,0 +1,39 @@
+"""Helpers for tests of the tools package: config folders written into tmp_path."""
+
+from pathlib import Path
+import textwrap
+
+import pytest
+
+from .helpers import WriteFolder, write_script
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """Where a test's config folder goes (not created)."""
+    return tmp_path / "desktop_assistant"
+
+
+@pytest.fixture
+def write_folder(folder: Path) -> WriteFolder:
+    """Write tool files, scripts and config.toml into the config folder."""
+
+    def write(
+        tools: dict[str, str] | None = None,
+        scripts: dict[str, str] | None = None,
+        config: str | None = None,
+    ) -> Path:
+        (folder / "tools").mkdir(parents=True, exist_ok=True)
+        for name, text in (tools or {}).items():
+            (folder / "tools" / f"{name}.toml").write_text(
+                textwrap.dedent(text).lstrip(), encoding="utf-8"
+            )
+        for name, body in (scripts or {}).items():
+            write_script(folder / "tools" / name, body)
+        if config is not None:
+            (folder / "config.toml").write_text(
+                textwrap.dedent(config).lstrip(), encoding="utf-8"
+            )
+        return folder
+
+    return write
