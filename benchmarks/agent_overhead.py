@@ -29,19 +29,18 @@ from typing import Any
 import aiohttp
 from homeassistant import loader
 from homeassistant.components import conversation
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import chat_session, entity_registry as er, llm
+from homeassistant.helpers import chat_session, llm
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import (
-    MockConfigEntry,
     async_test_home_assistant,
 )
 
 from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
-    DOMAIN,
 )
+from tests.agent_entry import async_add_agent
 from tests.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -107,7 +106,7 @@ async def baseline_turn(
     session: aiohttp.ClientSession, server: LlamaServerStandIn, replies: list[Reply]
 ) -> Sample:
     """Read each reply with a bare client that only splits and parses events."""
-    server.script = replies
+    server.script = list(replies)
     server.stream_times.clear()
     server.received_at.clear()
     first_event_at = done_at = 0.0
@@ -212,26 +211,12 @@ async def main(runs: int) -> None:
                 {"http": {"server_host": "127.0.0.1", "server_port": free_port()}},
             )
             llm.async_register_api(hass, ToolsAPI(hass=hass, id=API_ID, name="Tools"))
-            entry = MockConfigEntry(
-                domain=DOMAIN,
-                data={CONF_URL: server.url},
-                subentries_data=[
-                    {
-                        "subentry_type": "conversation",
-                        "title": MODEL_ID,
-                        "data": DEFAULT_AGENT_OPTIONS
-                        | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [API_ID]},
-                        "unique_id": None,
-                    }
-                ],
+            _, agent_id = await async_add_agent(
+                hass,
+                server.url,
+                DEFAULT_AGENT_OPTIONS
+                | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [API_ID]},
             )
-            entry.add_to_hass(hass)
-            assert await hass.config_entries.async_setup(entry.entry_id)
-            (subentry_id,) = entry.subentries
-            agent_id = er.async_get(hass).async_get_entity_id(
-                "conversation", DOMAIN, subentry_id
-            )
-            assert agent_id
 
             rows = []
             for name, make in (

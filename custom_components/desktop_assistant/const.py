@@ -65,6 +65,11 @@ FAULT_MESSAGES: Final[dict[str, dict[str, str]]] = {
         "en": "Sorry, the language model sent an answer I could not read.",
         "it": "Scusa, il modello linguistico ha inviato una risposta illeggibile.",
     },
+    # Not a fault of the server: the model ended its answer without a word.
+    "empty": {
+        "en": "Sorry, I have no answer to that.",
+        "it": "Scusa, non ho una risposta.",
+    },
 }
 
 # Tools from the config folder (issue 4).

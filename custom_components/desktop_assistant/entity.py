@@ -341,6 +341,9 @@ class DesktopAssistantEntity(Entity):
             yield {"content": f" {message}" if streamed_text else message}
             return
         if not calls or not offered:
+            if not streamed_text:
+                # Something must be said: a voice pipeline cannot speak nothing.
+                yield {"content": fault_message("empty", turn.language)}
             return
         tool_inputs: list[llm.ToolInput] = []
         rejected: list[tuple[llm.ToolInput, str]] = []

@@ -11,7 +11,7 @@ from homeassistant.components import conversation
 from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowManager, FlowResultType
-from homeassistant.helpers import chat_session, entity_registry as er, llm
+from homeassistant.helpers import chat_session, llm
 from homeassistant.setup import async_setup_component
 import probatio as vol
 import pytest
@@ -19,6 +19,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
+from ..agent_entry import async_add_agent
 from ..llama_server import MODEL_ID, LlamaServerStandIn, serve
 
 API_KEY = "sk-test-5f0c2e9a7b"
@@ -243,28 +244,32 @@ async def agent(
         hass,
         ToolsAPI(hass=hass, id=TEST_API, name="Test tools", tools=[weather, time_tool]),
     )
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        data={CONF_URL: llama_server.url},
-        subentries_data=[
-            {
-                "subentry_type": "conversation",
-                "title": MODEL_ID,
-                "data": agent_options,
-                "unique_id": None,
-            }
-        ],
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    (subentry_id,) = entry.subentries
-    entity_id = er.async_get(hass).async_get_entity_id(
-        "conversation", DOMAIN, subentry_id
-    )
-    assert entity_id is not None
+    entry, entity_id = await async_add_agent(hass, llama_server.url, agent_options)
     yield Agent(hass, entity_id, entry, llama_server, weather, time_tool)
     unregister()
 
 
 def speech(result: conversation.ConversationResult) -> str:
     return result.response.speech["plain"]["speech"]
+
+
+async def run_text_pipeline(
+    hass: HomeAssistant, hass_ws_client: Any, agent_id: str, text: str
+) -> list[dict[str, Any]]:
+    """Run an Assist pipeline with the agent, text in and out; return its events."""
+    assert await async_setup_component(hass, "assist_pipeline", {})
+    client = await hass_ws_client(hass)
+    await client.send_json_auto_id(
+        {
+            "type": "assist_pipeline/run",
+            "start_stage": "intent",
+            "end_stage": "intent",
+            "input": {"text": text},
+            "pipeline": agent_id,
+        }
+    )
+    assert (await client.receive_json())["success"]
+    events: list[dict[str, Any]] = []
+    while not events or events[-1]["type"] != "run-end":
+        events.append((await client.receive_json())["event"])
+    return events

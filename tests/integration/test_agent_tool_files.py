@@ -5,13 +5,12 @@ from typing import Any
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.helpers import llm
-from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
 from ..llama_server import MODEL_ID, text_reply, tool_call_reply
-from .conftest import Agent, speech
+from .conftest import Agent, run_text_pipeline, speech
 
 WEATHER = """\
 description = "Current weather for a place."
@@ -130,29 +129,18 @@ async def test_silent_tool_and_unknown_language(agent: Agent) -> None:
 async def test_announcement_reaches_the_pipeline_before_the_result(
     agent: Agent, hass_ws_client: Any
 ) -> None:
-    assert await async_setup_component(agent.hass, "assist_pipeline", {})
     agent.server.script = [
         tool_call_reply(("desktop_assistant__weather", '{"place": "Rome"}')),
         text_reply("Sunny in Rome."),
     ]
-    client = await hass_ws_client(agent.hass)
-    await client.send_json_auto_id(
-        {
-            "type": "assist_pipeline/run",
-            "start_stage": "intent",
-            "end_stage": "intent",
-            "input": {"text": "Weather in Rome?"},
-            "pipeline": agent.entity_id,
-        }
+    events = await run_text_pipeline(
+        agent.hass, hass_ws_client, agent.entity_id, "Weather in Rome?"
     )
-    assert (await client.receive_json())["success"]
-    deltas = []
-    while True:
-        event = (await client.receive_json())["event"]
-        if event["type"] == "run-end":
-            break
-        if event["type"] == "intent-progress" and "chat_log_delta" in event["data"]:
-            deltas.append(event["data"]["chat_log_delta"])
+    deltas = [
+        event["data"]["chat_log_delta"]
+        for event in events
+        if event["type"] == "intent-progress" and "chat_log_delta" in event["data"]
+    ]
 
     kinds = [
         "announcement"

@@ -7,7 +7,6 @@ from homeassistant.components import conversation
 from homeassistant.components.conversation import trace
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.helpers import intent, llm
-from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.desktop_assistant.const import (
@@ -26,7 +25,7 @@ from ..llama_server import (
     text_reply,
     tool_call_reply,
 )
-from .conftest import TEST_API, Agent, speech
+from .conftest import TEST_API, Agent, run_text_pipeline, speech
 
 
 async def test_plain_answer(agent: Agent) -> None:
@@ -318,6 +317,13 @@ async def test_server_down_then_back(agent: Agent) -> None:
     assert speech(result) == "I'm back."
 
 
+async def test_empty_answer_still_says_something(agent: Agent) -> None:
+    agent.server.script = [text_reply()]
+    result = await agent.ask("Hmm")
+    assert speech(result) == "Sorry, I have no answer to that."
+    assert result.response.response_type is intent.IntentResponseType.ACTION_DONE
+
+
 async def test_question_keeps_the_conversation_open(agent: Agent) -> None:
     agent.server.script = [text_reply("Which room do you mean?")]
     result = await agent.ask("Turn on the light")
@@ -427,26 +433,13 @@ async def test_converse_through_home_assistant(agent: Agent) -> None:
 async def test_assist_pipeline_text_in_text_out(
     agent: Agent, hass_ws_client: Any
 ) -> None:
-    assert await async_setup_component(agent.hass, "assist_pipeline", {})
     agent.server.script = [
         tool_call_reply(("weather", '{"place": "Rome"}')),
         text_reply("Clear ", "in Rome, ", "eighteen degrees."),
     ]
-    client = await hass_ws_client(agent.hass)
-    await client.send_json_auto_id(
-        {
-            "type": "assist_pipeline/run",
-            "start_stage": "intent",
-            "end_stage": "intent",
-            "input": {"text": "Weather in Rome?"},
-            "pipeline": agent.entity_id,
-        }
+    events = await run_text_pipeline(
+        agent.hass, hass_ws_client, agent.entity_id, "Weather in Rome?"
     )
-    assert (await client.receive_json())["success"]
-    events = []
-    while not events or events[-1]["type"] != "run-end":
-        message = await client.receive_json()
-        events.append(message["event"])
 
     types = [event["type"] for event in events]
     assert types[:2] == ["run-start", "intent-start"]
