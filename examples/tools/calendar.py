@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""List the events of a vdir (vdirsyncer's folder of .ics files) for some days.
+
+calendar.py START DAYS
+  START  the first day, YYYY-MM-DD, today or tomorrow; empty for today
+  DAYS   how many days, 1 to 366; empty for 1
+calendar.py --test
+  checks itself on a calendar folder it writes to a temporary directory
+
+Environment:
+  CALENDAR_DIR  the vdir: one folder per calendar holding .ics files
+                (default ~/.local/share/calendars)
+  TZ            the local time zone (default: the system's)
+
+Prints one line per event, sorted: `YYYY-MM-DD HH:MM summary` in local time
+or `YYYY-MM-DD all day summary`; an event longer than a day ends with
+`(until ...)`. Prints `no events` when there are none. Recurrence (RRULE,
+RDATE, EXDATE, RECURRENCE-ID overrides, VTIMEZONE rules) is expanded by
+icalendar and recurring-ical-events, the integration's requirements.
+"""
+
+# helperlib takes this folder off the import path: this file is named like the
+# standard library's calendar module, which dateutil (below) imports.
+from helperlib import HelperError, local_zone, run
+
+# isort: split
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+import os
+from pathlib import Path
+import sys
+import tempfile
+import textwrap
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import icalendar
+import recurring_ical_events
+
+DEFAULT_DIR = "~/.local/share/calendars"
+MAX_DAYS = 366
+
+
+@dataclass(frozen=True, order=True)
+class Line:
+    """One event as printed; the fields before `text` sort the lines."""
+
+    day: date
+    # All-day events come first on their day, timed ones by time.
+    timed: bool
+    clock: time
+    text: str
+
+
+def main(arguments: list[str]) -> str:
+    """List the events of the asked days."""
+    zone = local_zone()
+    start = parse_start(arguments[0].strip() if arguments else "", zone)
+    days = parse_days(arguments[1].strip() if len(arguments) > 1 else "")
+    root = Path(os.environ.get("CALENDAR_DIR") or DEFAULT_DIR).expanduser()
+    if not root.is_dir():
+        raise HelperError(
+            "the calendar folder does not exist: set CALENDAR_DIR in [env] "
+            "to the vdir (one folder per calendar, .ics files)"
+        )
+    return "\n".join(event_lines(root, start, days, zone)) or "no events"
+
+
+def parse_start(text: str, zone: tzinfo | None) -> date:
+    """Read START: an ISO date, today or tomorrow; empty is today."""
+    today = datetime.now(zone).date() if zone else datetime.now().date()
+    if text.lower() in ("", "today"):
+        return today
+    if text.lower() == "tomorrow":
+        return today + timedelta(days=1)
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise HelperError(
+            f"start must be a date like 2026-10-22, got {text!r}"
+        ) from None
+
+
+def parse_days(text: str) -> int:
+    """Read DAYS: a whole number from 1 to 366; empty is 1."""
+    if not text:
+        return 1
+    try:
+        days = int(text)
+    except ValueError:
+        days = 0
+    if not 1 <= days <= MAX_DAYS:
+        raise HelperError(
+            f"days must be a whole number from 1 to {MAX_DAYS}, got {text!r}"
+        )
+    return days
+
+
+def event_lines(root: Path, start: date, days: int, zone: tzinfo | None) -> list[str]:
+    """Return the lines of every event overlapping the days, sorted."""
+    span_start = local_midnight(start, zone)
+    span_end = local_midnight(start + timedelta(days=days), zone)
+    lines: set[Line] = set()
+    for path in sorted(root.rglob("*.ics")):
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        try:
+            calendar = icalendar.Calendar.from_ical(path.read_bytes())
+            events = recurring_ical_events.of(calendar).between(span_start, span_end)
+        except Exception as err:  # A broken file must not hide the others.
+            print(f"skipped {path.relative_to(root)}: {err}", file=sys.stderr)
+            continue
+        for event in events:
+            if str(event.get("STATUS", "")).upper() != "CANCELLED":
+                lines.add(describe(event, zone))
+    return [line.text for line in sorted(lines)]
+
+
+def local_midnight(day: date, zone: tzinfo | None) -> datetime:
+    """Return the start of a local day as an aware datetime."""
+    midnight = datetime.combine(day, time())
+    return midnight.replace(tzinfo=zone) if zone else midnight.astimezone()
+
+
+def describe(event: Any, zone: tzinfo | None) -> Line:
+    """Return one occurrence's line; times with a zone are shown in local time."""
+    summary = " ".join(str(event.get("SUMMARY", "")).split()) or "(no title)"
+    start = event.decoded("DTSTART")
+    end = event.decoded("DTEND") if "DTEND" in event else None
+    if not isinstance(start, datetime):
+        last_day = end - timedelta(days=1) if isinstance(end, date) else start
+        until = f" (until {last_day.isoformat()})" if last_day > start else ""
+        return Line(
+            start, False, time(), f"{start.isoformat()} all day {summary}{until}"
+        )
+    start = local(start, zone)
+    text = f"{start:%Y-%m-%d %H:%M} {summary}"
+    if isinstance(end, datetime):
+        end = local(end, zone)
+        # Ending at the midnight after it starts still fits in one day.
+        if end > next_midnight(start):
+            text += f" (until {end:%Y-%m-%d %H:%M})"
+    return Line(start.date(), True, start.time(), text)
+
+
+def local(moment: datetime, zone: tzinfo | None) -> datetime:
+    """Return a time with a zone in local time; a floating time as it is."""
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(zone) if zone else moment.astimezone()
+
+
+def next_midnight(moment: datetime) -> datetime:
+    """Return the midnight that ends the day of `moment`, in its own zone."""
+    return datetime.combine(moment.date() + timedelta(days=1), time(), moment.tzinfo)
+
+
+SELF_TEST_FILES = {
+    "personal/dentist.ics": """
+        BEGIN:VEVENT
+        UID:dentist
+        DTSTART;TZID=Europe/Rome:20261023T103000
+        DTEND;TZID=Europe/Rome:20261023T110000
+        SUMMARY:Dentist
+        END:VEVENT
+    """,
+    "personal/birthday.ics": """
+        BEGIN:VEVENT
+        UID:birthday
+        DTSTART;VALUE=DATE:19800924
+        DTEND;VALUE=DATE:19800925
+        RRULE:FREQ=YEARLY
+        SUMMARY:Anna's birthday
+        END:VEVENT
+    """,
+    "work/standup.ics": """
+        BEGIN:VEVENT
+        UID:standup
+        DTSTART;TZID=Europe/Rome:20260921T090000
+        DTEND;TZID=Europe/Rome:20260921T091500
+        RRULE:FREQ=WEEKLY;BYDAY=MO,TH
+        EXDATE;TZID=Europe/Rome:20260924T090000
+        SUMMARY:Standup
+        END:VEVENT
+        BEGIN:VEVENT
+        UID:standup
+        RECURRENCE-ID;TZID=Europe/Rome:20260921T090000
+        DTSTART;TZID=Europe/Rome:20260921T140000
+        DTEND;TZID=Europe/Rome:20260921T141500
+        SUMMARY:Standup (moved)
+        END:VEVENT
+    """,
+}
+SELF_TEST_EXPECTED = [
+    "2026-09-21 14:00 Standup (moved)",
+    "2026-09-24 all day Anna's birthday",
+    "2026-09-28 09:00 Standup",
+    "2026-10-23 10:30 Dentist",
+]
+
+
+def self_test() -> int:
+    """Check a one-off, a yearly, an EXDATE and a moved occurrence; print the result."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for name, body in SELF_TEST_FILES.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:self-test"]
+            lines += textwrap.dedent(body).strip().splitlines()
+            path.write_text("\r\n".join([*lines, "END:VCALENDAR", ""]), newline="")
+        zone = ZoneInfo("Europe/Rome")
+        got = event_lines(root, date(2026, 9, 21), 8, zone)
+        got += event_lines(root, date(2026, 10, 23), 1, zone)
+    if got != SELF_TEST_EXPECTED:
+        print(f"self-test failed:\nexpected {SELF_TEST_EXPECTED}\ngot      {got}")
+        return 1
+    print(f"ok: self-test passed ({len(got)} events as expected)")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--test"]:
+        sys.exit(self_test())
+    run(main)

@@ -1,0 +1,1 @@
+"""The seed's live run: the agent calls each example tool in turn."""

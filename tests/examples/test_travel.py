@@ -1,0 +1,216 @@
+"""travel.py against a TomTom stand-in: live traffic, arrive-by, places, faults."""
+
+from datetime import date, datetime, timedelta
+import importlib.util
+import time
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from .conftest import EXAMPLES, ZONE, ExampleFolder, closed_port_url
+from .stand_ins import TOMTOM_KEY, TomTom, tomtom_geography, tomtom_poi
+
+SCHIPHOL = tomtom_poi("Amsterdam Airport Schiphol", "Haarlemmermeer", 52.30907, 4.76278)
+UTRECHT = tomtom_geography("Utrecht", 52.09083, 5.12222)
+TRIP = "From Utrecht to Amsterdam Airport Schiphol (Haarlemmermeer)"
+
+
+def today() -> date:
+    return datetime.now(ZoneInfo(ZONE)).date()
+
+
+def said(moment: str, day: date) -> str:
+    """How the answer gives a time: with its day when that is not `day`."""
+    parsed = datetime.fromisoformat(moment)
+    if parsed.date() == day:
+        return f"{parsed:%H:%M}"
+    return f"{parsed:%H:%M} on {parsed:%A} {parsed.date()}"
+
+
+@pytest.fixture
+def travel(example_folder: ExampleFolder, tomtom: TomTom) -> ExampleFolder:
+    example_folder.env |= {
+        "TOMTOM_API_KEY": TOMTOM_KEY,
+        "TOMTOM_URL": tomtom.url,
+        "TRAVEL_HOME": "Utrecht",
+    }
+    tomtom.places = {"schiphol": [SCHIPHOL], "utrecht": [UTRECHT]}
+    return example_folder
+
+
+async def test_drive_now_on_live_traffic(travel: ExampleFolder, tomtom: TomTom) -> None:
+    result = await travel.run(
+        "travel", {"origin": "Utrecht", "destination": "Schiphol"}
+    )
+
+    (summary,) = tomtom.summaries
+    assert result == (
+        f"{TRIP}: 38 min by car with current traffic including 6 min of traffic "
+        f"delay, 41 km. Leaving now, you arrive at {said(summary['arrivalTime'], today())}."
+    )
+    origin, destination, route = tomtom.requests
+    assert origin == {
+        "path": "/search/2/search/Utrecht.json",
+        "key": TOMTOM_KEY,
+        "limit": "1",
+    }
+    # The destination is looked for near the origin.
+    assert destination == {
+        "path": "/search/2/search/Schiphol.json",
+        "key": TOMTOM_KEY,
+        "limit": "1",
+        "lat": "52.090830",
+        "lon": "5.122220",
+    }
+    assert route == {
+        "path": "/routing/1/calculateRoute/52.090830,5.122220:52.309070,4.762780/json",
+        "key": TOMTOM_KEY,
+        "traffic": "true",
+        "travelMode": "car",
+    }
+
+
+async def test_latest_departure_to_arrive_in_time(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    tomorrow = today() + timedelta(days=1)
+    nine = datetime(
+        tomorrow.year, tomorrow.month, tomorrow.day, 9, tzinfo=ZoneInfo(ZONE)
+    )
+
+    result = await travel.run(
+        "travel", {"destination": "Schiphol", "arrive_at": f"{tomorrow} 09:00"}
+    )
+
+    # The stand-in plans to arrive 47 s early: 09:00 - 47 s - 38 min 10 s.
+    assert result == (
+        f"{TRIP}, to arrive by 09:00 on {tomorrow:%A} {tomorrow}: leave by 08:21. "
+        "The drive takes 38 min with predicted traffic, 41 km."
+    )
+    assert tomtom.requests[-1]["arriveAt"] == nine.isoformat()
+    # With no origin given, TRAVEL_HOME is where the drive starts.
+    assert tomtom.requests[0]["path"] == "/search/2/search/Utrecht.json"
+
+
+async def test_coordinates_need_no_lookup(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    result = await travel.run(
+        "travel", {"origin": "52.0907, 5.1214", "destination": "Schiphol"}
+    )
+
+    assert result.startswith("From 52.0907,5.1214 to Amsterdam Airport Schiphol")
+    assert [request["path"] for request in tomtom.requests] == [
+        "/search/2/search/Schiphol.json",
+        "/routing/1/calculateRoute/52.090700,5.121400:52.309070,4.762780/json",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arrive_at", "expected"),
+    [
+        # Midnight of today has always passed.
+        (
+            "00:00",
+            "error: 00:00 is in the past: give a later time (with a date for another day)",
+        ),
+        (
+            "2020-05-04 09:00",
+            "error: 2020-05-04 09:00 is in the past: give a later time (with a date for another day)",
+        ),
+        (
+            "half past nine",
+            "error: arrive_at must be a time like 09:00 or 2026-10-22 09:00, got 'half past nine'",
+        ),
+    ],
+)
+async def test_arrival_in_the_past_is_refused(
+    travel: ExampleFolder, tomtom: TomTom, arrive_at: str, expected: str
+) -> None:
+    assert (
+        await travel.run("travel", {"destination": "Schiphol", "arrive_at": arrive_at})
+        == expected
+    )
+    assert tomtom.requests == []
+
+
+async def test_unknown_place(travel: ExampleFolder) -> None:
+    assert await travel.run("travel", {"destination": "Atlantis"}) == (
+        "error: TomTom found no place called 'Atlantis'"
+    )
+
+
+async def test_no_route(travel: ExampleFolder, tomtom: TomTom) -> None:
+    tomtom.no_route = True
+
+    assert await travel.run("travel", {"destination": "Schiphol"}) == (
+        "error: TomTom found no route: "
+        "Engine error while executing route request: NO_ROUTE_FOUND"
+    )
+
+
+async def test_refused_key_is_not_repeated(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    tomtom.key = "another-key"
+    result = await travel.run("travel", {"destination": "Schiphol"})
+
+    assert result == (
+        "error: TomTom refused the API key: You are not allowed to access this endpoint"
+    )
+    assert TOMTOM_KEY not in result
+
+
+async def test_slow_service(travel: ExampleFolder, tomtom: TomTom) -> None:
+    tomtom.delay = 5
+    travel.env["TOOL_WEB_TIMEOUT"] = "0.5"
+    started = time.monotonic()
+
+    assert await travel.run("travel", {"destination": "Schiphol"}) == (
+        "error: TomTom did not answer within 0.5 s"
+    )
+    assert time.monotonic() - started < 4
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (None, "error: cannot reach TomTom: Connection refused"),
+        ("api.tomtom.com", "error: the TomTom URL must start with http:// or https://"),
+    ],
+)
+async def test_unreachable_service(
+    travel: ExampleFolder, url: str | None, expected: str
+) -> None:
+    travel.env["TOMTOM_URL"] = url or closed_port_url()
+    result = await travel.run("travel", {"destination": "Schiphol"})
+
+    assert result == expected
+    assert TOMTOM_KEY not in result
+
+
+async def test_missing_settings(example_folder: ExampleFolder) -> None:
+    assert await example_folder.run("travel", {"destination": "Schiphol"}) == (
+        "error: TOMTOM_API_KEY is not set: add it to [env] in config.toml"
+    )
+    example_folder.env["TOMTOM_API_KEY"] = TOMTOM_KEY
+    assert await example_folder.run("travel", {"destination": "Schiphol"}) == (
+        "error: no origin: say where from, or set TRAVEL_HOME in [env]"
+    )
+    assert await example_folder.run("travel", {"origin": "Utrecht"}) == (
+        "error: no destination: say where to"
+    )
+
+
+def test_redact_hides_every_form_of_a_secret() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "helperlib", EXAMPLES / "helperlib.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    helperlib = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helperlib)
+
+    helperlib.keep_secret(TOMTOM_KEY)
+    text = f"raw {TOMTOM_KEY}, quoted tt-key%2B4c8a%2F9e1f%3D%3D, form tt-key%2B4c8a%2F9e1f%3D%3D"
+    assert helperlib.redact(text) == "raw ***, quoted ***, form ***"
