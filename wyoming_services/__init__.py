@@ -1,1 +1,1 @@
-"""Wyoming protocol servers for whisper.cpp (speech-to-text) and Kokoro (text-to-speech)."""
+"""Wyoming servers: whisper.cpp speech-to-text and Kokoro text-to-speech."""

@@ -90,11 +90,10 @@ class LlamaServerClient:
         read, so a server that stalls mid-answer is a timeout too.
         """
         try:
-            async with self.session.post(
-                f"{self.url}/chat/completions",
-                json=payload,
-                headers=self.headers,
-                timeout=aiohttp.ClientTimeout(
+            async with await self._async_post(
+                "chat/completions",
+                payload,
+                aiohttp.ClientTimeout(
                     total=None, sock_connect=CONNECT_TIMEOUT, sock_read=read_timeout
                 ),
             ) as response:
@@ -111,6 +110,25 @@ class LlamaServerClient:
             raise StreamCut(str(err)) from err
         except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
             raise CannotConnect(str(err)) from err
+
+    async def _async_post(
+        self, path: str, payload: dict[str, Any], timeout: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
+        """POST JSON, sending it once more if a kept-alive connection was dead.
+
+        llama-server may close an idle connection just as it is reused; the
+        request then never reached it, so sending it again is safe.
+        """
+        url = f"{self.url}/{path}"
+        try:
+            return await self.session.post(
+                url, json=payload, headers=self.headers, timeout=timeout
+            )
+        except aiohttp.ServerDisconnectedError:
+            _LOGGER.debug("%s closed a kept-alive connection; sending again", url)
+            return await self.session.post(
+                url, json=payload, headers=self.headers, timeout=timeout
+            )
 
 
 async def _chunks(content: aiohttp.StreamReader) -> AsyncIterator[dict[str, Any]]:

@@ -1,0 +1,200 @@
+"""Audio, clients and server processes for the Wyoming tests."""
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+import contextlib
+from functools import partial
+from pathlib import Path
+import socket
+import sys
+
+import aiohttp
+import numpy as np
+from wyoming.asr import Transcribe
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncClient, AsyncTcpClient
+from wyoming.event import Event
+from wyoming.server import AsyncTcpServer, HandlerFactory
+
+from wyoming_services.whisper.__main__ import build_info, language_setting
+from wyoming_services.whisper.client import WhisperClient
+from wyoming_services.whisper.handler import WhisperEventHandler
+
+READ_TIMEOUT = 15.0
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on (needs `socket_enabled`)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tone(
+    rate: int, width: int, channels: int, seconds: float = 1.0, hz: float = 440.0
+) -> bytes:
+    """A sine at half scale as PCM: 8-bit unsigned, 16/32-bit signed, interleaved."""
+    wave = 0.5 * np.sin(2 * np.pi * hz * np.arange(int(rate * seconds)) / rate)
+    if width == 1:
+        samples: np.ndarray = np.round(wave * 127 + 128).astype(np.uint8)
+    elif width == 2:
+        samples = np.round(wave * 32767).astype("<i2")
+    else:
+        samples = np.round(wave * 2147483647).astype("<i4")
+    return np.repeat(samples, channels).tobytes()
+
+
+def dominant_hz(samples: np.ndarray, rate: int) -> float:
+    """The strongest frequency in `samples`."""
+    spectrum = np.abs(np.fft.rfft(samples.astype(np.float64)))
+    return float(np.fft.rfftfreq(len(samples), 1 / rate)[int(spectrum.argmax())])
+
+
+async def send_utterance(
+    client: AsyncClient,
+    audio: bytes,
+    rate: int = 16000,
+    width: int = 2,
+    channels: int = 1,
+    language: str | None = None,
+) -> None:
+    """Transcribe, AudioStart, 1024-sample chunks, AudioStop: as HA sends them."""
+    await client.write_event(Transcribe(language=language).event())
+    await client.write_event(
+        AudioStart(rate=rate, width=width, channels=channels).event()
+    )
+    step = 1024 * width * channels
+    for offset in range(0, len(audio), step):
+        chunk = AudioChunk(rate, width, channels, audio[offset : offset + step])
+        await client.write_event(chunk.event())
+    await client.write_event(AudioStop().event())
+
+
+async def read_until(client: AsyncClient, *types: str) -> list[Event]:
+    """Read events up to and including the first of `types` (or an error)."""
+    events = []
+    while True:
+        event = await client.read_event()
+        assert event is not None, f"connection closed, got {[e.type for e in events]}"
+        events.append(event)
+        if event.type in types or event.type == "error":
+            return events
+
+
+def pcm_of(events: Sequence[Event]) -> np.ndarray:
+    """The int16 samples of every audio-chunk in `events`."""
+    audio = b"".join(e.payload or b"" for e in events if e.type == "audio-chunk")
+    return np.frombuffer(audio, dtype="<i2")
+
+
+def tcp_client(port: int) -> AsyncTcpClient:
+    """A Wyoming client that gives up on a silent server."""
+    return AsyncTcpClient("127.0.0.1", port, read_timeout=READ_TIMEOUT)
+
+
+@contextlib.asynccontextmanager
+async def tcp_server(handler_factory: HandlerFactory) -> AsyncIterator[int]:
+    """Serve `handler_factory` in this event loop on a free port; yield the port."""
+    port = free_port()
+    server = AsyncTcpServer("127.0.0.1", port)
+    await server.start(handler_factory)
+    try:
+        yield port
+    finally:
+        await server.stop()
+        await _handlers_finished()
+
+
+@contextlib.asynccontextmanager
+async def whisper_wyoming(
+    url: str, language: str = "", whisper_timeout: float = 5.0
+) -> AsyncIterator[int]:
+    """The server as `python -m wyoming_services.whisper` builds it, on a free port."""
+    setting = language_setting(language)
+    async with aiohttp.ClientSession() as session:
+        factory = partial(
+            WhisperEventHandler,
+            info=build_info(url, setting),
+            client=WhisperClient(session, url, whisper_timeout),
+            language_setting=setting,
+        )
+        async with tcp_server(factory) as port:
+            yield port
+
+
+async def _handlers_finished() -> None:
+    """Let handler tasks whose clients left see end of input and end."""
+    for _ in range(200):
+        pending = [
+            task
+            for task in asyncio.all_tasks()
+            if task.get_name() == "wyoming event handler" and not task.done()
+        ]
+        if not pending:
+            return
+        await asyncio.sleep(0.01)
+
+
+class ProcessClient(AsyncClient):
+    """A Wyoming client speaking to a server's stdin and stdout (stdio://)."""
+
+    def __init__(self, argv: Sequence[str], stderr: Path) -> None:
+        super().__init__(read_timeout=READ_TIMEOUT)
+        self.argv = list(argv)
+        self.stderr_path = stderr
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def connect(self) -> None:
+        stderr = await asyncio.to_thread(self.stderr_path.open, "wb")
+        with stderr:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+            )
+        self._reader, self._writer = self.process.stdout, self.process.stdin
+
+    async def disconnect(self) -> None:
+        """Close the server's input; it stops at end of input."""
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.close()
+        await asyncio.wait_for(self.process.wait(), READ_TIMEOUT)
+        self._reader = self._writer = None
+
+    @property
+    def stderr(self) -> str:
+        """What the server logged."""
+        return self.stderr_path.read_text()
+
+
+def module_argv(module: str, *args: str) -> list[str]:
+    """Run a server the way `python -m` does."""
+    return [sys.executable, "-m", module, *args]
+
+
+@contextlib.asynccontextmanager
+async def server_process(
+    argv: Sequence[str], port: int, stderr: Path
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """Start a TCP server process and wait until it accepts connections."""
+    log = await asyncio.to_thread(stderr.open, "wb")
+    with log:
+        process = await asyncio.create_subprocess_exec(*argv, stderr=log)
+    try:
+        for _ in range(300):
+            if process.returncode is not None:
+                raise AssertionError(f"server exited, see {stderr}")
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                await writer.wait_closed()
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"server never listened, see {stderr}")
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

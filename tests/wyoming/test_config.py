@@ -1,0 +1,120 @@
+"""The TOML file both servers read."""
+
+from pathlib import Path
+
+import pytest
+
+from wyoming_services.config import (
+    Config,
+    ConfigError,
+    KokoroSettings,
+    VoiceSettings,
+    WhisperSettings,
+    load_config,
+)
+
+
+def config_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_no_file_means_all_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_config(None) == Config(
+        whisper=WhisperSettings(url="http://127.0.0.1:8182", language="", timeout=30.0),
+        kokoro=KokoroSettings(
+            model=tmp_path / "kokoro-v1.0.onnx",
+            voices=tmp_path / "voices-v1.0.bin",
+            speed=1.0,
+        ),
+        voices=(),
+    )
+
+
+def test_keys_are_merged_one_by_one(tmp_path: Path) -> None:
+    config = load_config(
+        config_file(
+            tmp_path,
+            '[whisper]\nlanguage = "auto"\ntimeout = 5\n'
+            '[kokoro]\nmodel = "models/kokoro.onnx"\n',
+        )
+    )
+    assert config.whisper == WhisperSettings(
+        url="http://127.0.0.1:8182", language="auto", timeout=5.0
+    )
+    # Relative paths are read from the config file's folder.
+    assert config.kokoro == KokoroSettings(
+        model=tmp_path / "models" / "kokoro.onnx",
+        voices=tmp_path / "voices-v1.0.bin",
+        speed=1.0,
+    )
+
+
+def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
+    config = load_config(
+        config_file(
+            tmp_path,
+            '[voice.it]\nlang = "it"\nblend = { if_sara = 3, af_bella = 1 }\n'
+            "[voice.en]\nblend = { af_heart = 0.5 }\n",
+        )
+    )
+    assert config.voices == (
+        VoiceSettings(name="it", lang="it", blend={"if_sara": 0.75, "af_bella": 0.25}),
+        VoiceSettings(name="en", lang=None, blend={"af_heart": 1.0}),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("card = 1\n", "unknown key 'card' (known: kokoro, voice, whisper)"),
+        (
+            '[whisper]\nlnguage = "it"\n',
+            "unknown key 'whisper.lnguage' (known: language, timeout, url)",
+        ),
+        (
+            "[kokoro]\nsped = 1.2\n",
+            "unknown key 'kokoro.sped' (known: model, speed, voices)",
+        ),
+        (
+            "[voice.it]\nblend = { if_sara = 1 }\nlng = 'it'\n",
+            "unknown key 'voice.it.lng' (known: blend, lang)",
+        ),
+        ('[whisper]\ntimeout = "10"\n', "whisper.timeout must be a number"),
+        ("[whisper]\nurl = 8182\n", "whisper.url must be a string"),
+        ('[whisper]\nurl = "localhost:8182"\n', "whisper.url must start with http://"),
+        ("[whisper]\ntimeout = -1\n", "whisper.timeout must be more than 0 seconds"),
+        ("[kokoro]\nspeed = 3\n", "kokoro.speed must be between 0.5 and 2.0"),
+        ("[kokoro]\nspeed = true\n", "kokoro.speed must be a number"),
+        ("whisper = 1\n", "[whisper] must be a table"),
+        ("[voice.auto]\nblend = { af_heart = 1 }\n", "the name 'auto' is reserved"),
+        (
+            "[voice.it]\nlang = 'it'\n",
+            "voice.it.blend must be a table of style = weight",
+        ),
+        (
+            "[voice.it]\nblend = { if_sara = 0 }\n",
+            "voice.it.blend.if_sara must be a weight above 0",
+        ),
+        (
+            "[voice.it]\nlang = ''\nblend = { if_sara = 1 }\n",
+            "voice.it.lang must be a language code",
+        ),
+        ("[whisper\n", "not valid TOML: "),
+    ],
+)
+def test_mistakes_are_named(tmp_path: Path, text: str, message: str) -> None:
+    path = config_file(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert message in str(caught.value)
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing\.toml: no such file"):
+        load_config(tmp_path / "missing.toml")

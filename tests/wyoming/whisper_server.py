@@ -1,0 +1,190 @@
+"""A local stand-in for whisper.cpp's whisper-server, speaking its HTTP contract.
+
+`POST /inference` takes a multipart form whose every field is a part (the
+server reads them all with `has_file`/`get_file_value`): `file` (the audio),
+`language` (a code or "auto"), `response_format`, `temperature`, ... The
+stand-in checks the parts and that `file` is a 16 kHz mono 16-bit PCM WAV,
+then answers as whisper-server does:
+
+- `verbose_json`: `task`, `language` (the full English name whisper decoded
+  with, "italian"), `duration`, `text`, `segments` (id, text, start, end,
+  tokens, words, temperature, avg_logprob, no_speech_prob) and the language
+  detection block (`detected_language`, `detected_language_probability`,
+  `language_probabilities` keyed by code);
+- faults: a status with `{"error": "<message>"}`, as whisper-server sends.
+
+It cannot recognise speech: the test says what was "spoken" (`speech`) and
+in which language (`spoken_language`); a forced language is echoed back, as
+whisper does when it decodes with a language it was given.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+import contextlib
+from dataclasses import dataclass, field
+import io
+import wave
+
+from aiohttp import BodyPartReader, web
+import numpy as np
+
+WHISPER_NAMES = {"en": "english", "it": "italian", "de": "german", "fr": "french"}
+KNOWN_PARTS = {
+    "file",
+    "language",
+    "response_format",
+    "temperature",
+    "temperature_inc",
+    "prompt",
+}
+
+
+@dataclass
+class InferenceRequest:
+    """What one `/inference` call carried."""
+
+    parts: dict[str, str]  # every part but `file`, decoded
+    file_name: str | None
+    file_type: str | None
+    samples: np.ndarray  # int16, 16 kHz mono
+
+
+@dataclass
+class WhisperServerStandIn:
+    """Plays whisper-server; tests set what it hears and how it behaves."""
+
+    speech: str = " Accendi la luce in cucina."
+    spoken_language: str = "it"
+    status: int = 200
+    error: str = "failed to process audio"
+    delay: float = 0.0
+    raw_body: bytes | None = None  # answer with this instead of JSON
+    requests: list[InferenceRequest] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)  # broken contract
+    url: str = ""
+    _runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/inference", self._inference)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = self._runner.addresses[0][:2]
+        self.url = f"http://{host}:{port}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _inference(self, request: web.Request) -> web.Response:
+        if not request.content_type.startswith("multipart/form-data"):
+            return self._violation("no 'file' field in the request")
+        parts: dict[str, str] = {}
+        audio: bytes | None = None
+        file_name = file_type = None
+        reader = await request.multipart()
+        while (part := await reader.next()) is not None:
+            if not isinstance(part, BodyPartReader) or part.name not in KNOWN_PARTS:
+                return self._violation(f"unexpected part {part.name!r}")
+            if part.name in parts or (part.name == "file" and audio is not None):
+                return self._violation(f"part {part.name!r} sent twice")
+            if part.name == "file":
+                audio = await part.read()
+                file_name, file_type = part.filename, part.headers.get("Content-Type")
+            else:
+                parts[part.name] = await part.text()
+        if audio is None:
+            return self._violation("no 'file' field in the request")
+        samples = _read_wav(audio)
+        if samples is None:
+            return self._violation("failed to read audio data")
+        if parts.get("response_format") != "verbose_json":
+            return self._violation("response_format is not verbose_json")
+        try:
+            float(parts.get("temperature", "0"))  # whisper-server's std::stof
+        except ValueError:
+            return self._violation("temperature is not a number")
+        self.requests.append(InferenceRequest(parts, file_name, file_type, samples))
+
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.raw_body is not None:
+            return web.Response(body=self.raw_body, content_type="text/html")
+        if self.status != 200:
+            return _error(self.status, self.error)
+        language = parts.get("language", "en")
+        decoded = self.spoken_language if language == "auto" else language
+        return web.json_response(self._verbose_json(decoded, len(samples) / 16000))
+
+    def _violation(self, message: str) -> web.Response:
+        self.violations.append(message)
+        return _error(400, message)
+
+    def _verbose_json(self, language: str, duration: float) -> dict:
+        """The body whisper-server's `verbose_json` format has."""
+        words = self.speech.split()
+        return {
+            "task": "transcribe",
+            "language": WHISPER_NAMES[language],
+            "duration": duration,
+            "text": self.speech,
+            "segments": [
+                {
+                    "id": 0,
+                    "text": self.speech,
+                    "start": 0.0,
+                    "end": round(duration, 2),
+                    "tokens": list(range(50365, 50365 + len(words))),
+                    "words": [
+                        {
+                            "word": f" {word}",
+                            "start": 0.0,
+                            "end": round(duration, 2),
+                            "t_dtw": -1,
+                            "probability": 0.93,
+                        }
+                        for word in words
+                    ],
+                    "temperature": 0.0,
+                    "avg_logprob": -0.21,
+                    "no_speech_prob": 0.01,
+                }
+            ],
+            "detected_language": WHISPER_NAMES[self.spoken_language],
+            "detected_language_probability": 0.97,
+            "language_probabilities": {self.spoken_language: 0.97, "en": 0.02},
+        }
+
+
+def _read_wav(data: bytes) -> np.ndarray | None:
+    """Accept only what the wrapper promises: 16 kHz, mono, 16-bit PCM."""
+    try:
+        with wave.open(io.BytesIO(data), "rb") as wav:
+            if (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) != (
+                16000,
+                1,
+                2,
+            ) or wav.getcomptype() != "NONE":
+                return None
+            frames = wav.readframes(wav.getnframes())
+            if len(frames) != wav.getnframes() * 2 or not frames:
+                return None
+    except (wave.Error, EOFError):
+        return None
+    return np.frombuffer(frames, dtype="<i2")
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+@contextlib.asynccontextmanager
+async def serve(stand_in: WhisperServerStandIn) -> AsyncIterator[WhisperServerStandIn]:
+    """Serve the stand-in on a free loopback port."""
+    await stand_in.start()
+    try:
+        yield stand_in
+    finally:
+        await stand_in.stop()

@@ -1,0 +1,193 @@
+"""The TOML file both servers read: built-in defaults merged key by key.
+
+```toml
+[whisper]
+url = "http://127.0.0.1:8182"   # whisper.cpp whisper-server
+language = ""                   # "" = as Home Assistant asks, "auto", or a code
+timeout = 30                    # seconds per utterance
+
+[kokoro]
+model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
+voices = "voices-v1.0.bin"
+speed = 1.0
+
+[voice.it]                      # style name = weight, blended
+lang = "it"
+blend = { if_sara = 0.8, af_bella = 0.2 }
+```
+
+Every key is optional; an unknown key is an error that names it, so that a
+typo never silently falls back to a default.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+import tomllib
+from typing import Any
+
+RESERVED_VOICE_NAMES = frozenset({"auto"})
+SPEED_RANGE = (0.5, 2.0)  # what kokoro-onnx accepts
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "whisper": {"url": "http://127.0.0.1:8182", "language": "", "timeout": 30.0},
+    "kokoro": {"model": "kokoro-v1.0.onnx", "voices": "voices-v1.0.bin", "speed": 1.0},
+}
+VOICE_KEYS = ("lang", "blend")
+
+
+class ConfigError(Exception):
+    """The config file cannot be used; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class WhisperSettings:
+    """How to reach whisper-server and which language to ask it for."""
+
+    url: str
+    language: str
+    timeout: float
+
+
+@dataclass(frozen=True)
+class KokoroSettings:
+    """Where the Kokoro model files are and how fast to speak."""
+
+    model: Path
+    voices: Path
+    speed: float
+
+
+@dataclass(frozen=True)
+class VoiceSettings:
+    """A `[voice.<name>]` table: styles blended with weights that sum to 1."""
+
+    name: str
+    lang: str | None
+    blend: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole file, defaults filled in."""
+
+    whisper: WhisperSettings
+    kokoro: KokoroSettings
+    voices: tuple[VoiceSettings, ...]
+
+
+def load_config(path: Path | None) -> Config:
+    """Read `path` (or nothing: all defaults) into a checked `Config`."""
+    if path is None:
+        return _build({}, Path.cwd(), "defaults")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return _build(data, path.parent, str(path))
+
+
+def _build(data: dict[str, Any], base: Path, source: str) -> Config:
+    known = {*DEFAULTS, "voice"}
+    for key in data:
+        if key not in known:
+            raise ConfigError(_unknown(source, key, known))
+    whisper = _merge(source, "whisper", data.get("whisper", {}))
+    kokoro = _merge(source, "kokoro", data.get("kokoro", {}))
+    return Config(
+        whisper=_whisper_settings(source, whisper),
+        kokoro=_kokoro_settings(source, kokoro, base),
+        voices=_voice_settings(source, data.get("voice", {})),
+    )
+
+
+def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
+    """Overlay the file's table on the section's defaults, one key at a time."""
+    defaults = DEFAULTS[section]
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: [{section}] must be a table")
+    merged = dict(defaults)
+    for key, value in values.items():
+        if key not in defaults:
+            raise ConfigError(_unknown(source, f"{section}.{key}", defaults))
+        expected = type(defaults[key])
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if expected is float and is_number:
+            merged[key] = float(value)
+        elif isinstance(value, str) and expected is str:
+            merged[key] = value
+        else:
+            kind = "a number" if expected is float else "a string"
+            raise ConfigError(f"{source}: {section}.{key} must be {kind}")
+    return merged
+
+
+def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
+    url = values["url"].rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{source}: whisper.url must start with http:// or https://")
+    if values["timeout"] <= 0:
+        raise ConfigError(f"{source}: whisper.timeout must be more than 0 seconds")
+    return WhisperSettings(
+        url=url, language=values["language"].strip(), timeout=values["timeout"]
+    )
+
+
+def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroSettings:
+    low, high = SPEED_RANGE
+    if not low <= values["speed"] <= high:
+        raise ConfigError(f"{source}: kokoro.speed must be between {low} and {high}")
+    return KokoroSettings(
+        model=base / Path(values["model"]).expanduser(),
+        voices=base / Path(values["voices"]).expanduser(),
+        speed=values["speed"],
+    )
+
+
+def _voice_settings(source: str, tables: Any) -> tuple[VoiceSettings, ...]:
+    if not isinstance(tables, dict):
+        raise ConfigError(f"{source}: [voice] must hold [voice.<name>] tables")
+    voices = []
+    for name, table in tables.items():
+        where = f"voice.{name}"
+        if name in RESERVED_VOICE_NAMES:
+            raise ConfigError(f"{source}: [{where}]: the name {name!r} is reserved")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: [{where}] must be a table")
+        for key in table:
+            if key not in VOICE_KEYS:
+                raise ConfigError(_unknown(source, f"{where}.{key}", VOICE_KEYS))
+        lang = table.get("lang")
+        if lang is not None and (not isinstance(lang, str) or not lang.strip()):
+            raise ConfigError(f"{source}: {where}.lang must be a language code")
+        voices.append(
+            VoiceSettings(
+                name=name,
+                lang=lang.strip() if lang else None,
+                blend=_blend(source, where, table.get("blend")),
+            )
+        )
+    return tuple(voices)
+
+
+def _blend(source: str, where: str, blend: Any) -> dict[str, float]:
+    if not isinstance(blend, dict) or not blend:
+        raise ConfigError(f"{source}: {where}.blend must be a table of style = weight")
+    for style, weight in blend.items():
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float)
+            or weight <= 0
+        ):
+            raise ConfigError(
+                f"{source}: {where}.blend.{style} must be a weight above 0"
+            )
+    total = sum(blend.values())
+    return {style: weight / total for style, weight in blend.items()}
+
+
+def _unknown(source: str, key: str, known: Any) -> str:
+    return f"{source}: unknown key {key!r} (known: {', '.join(sorted(known))})"

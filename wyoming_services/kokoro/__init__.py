@@ -1,0 +1,1 @@
+"""Wyoming text-to-speech server running Kokoro in-process."""

@@ -1,0 +1,149 @@
+"""wyoming-kokoro: a Wyoming text-to-speech server running Kokoro in-process."""
+
+import argparse
+from dataclasses import dataclass
+from functools import partial
+import logging
+import sys
+
+from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
+from wyoming.server import HandlerFactory
+
+from ..config import Config
+from ..service import (
+    ServiceError,
+    common_arguments,
+    configure_logging,
+    package_version,
+    read_config,
+    run_main,
+    serve,
+    zeroconf_advert,
+)
+from .engine import EngineError, KokoroEngine, load_kokoro
+from .handler import KokoroEventHandler, Voices
+from .language import AutoVoice
+from .voices import AUTO, VoiceCatalog, VoiceError
+
+_LOGGER = logging.getLogger(__name__)
+
+PROGRAM = "wyoming-kokoro"
+# The synthesis thread holds the GIL between its C calls; the event loop
+# waits up to one switch interval each time it needs it back (the default,
+# 5 ms, adds up to 20 ms and more of lag under load).
+SWITCH_INTERVAL = 0.001
+DEFAULT_URI = "tcp://0.0.0.0:10200"
+ATTRIBUTION = Attribution(
+    name="hexgrad", url="https://huggingface.co/hexgrad/Kokoro-82M"
+)
+
+
+@dataclass
+class KokoroService:
+    """Everything a running server holds: the model, the voices, the Info."""
+
+    info: Info
+    engine: KokoroEngine
+    voices: Voices
+
+    @property
+    def handler_factory(self) -> HandlerFactory:
+        """Makes one event handler per client connection."""
+        return partial(
+            KokoroEventHandler, info=self.info, engine=self.engine, voices=self.voices
+        )
+
+    def close(self) -> None:
+        """Stop the synthesis thread."""
+        self.engine.close()
+
+
+def build_service(config: Config) -> KokoroService:
+    """Load Kokoro and the voices; a fault is a one-line `ServiceError`."""
+    try:
+        kokoro, styles = load_kokoro(config.kokoro.model, config.kokoro.voices)
+        catalog = VoiceCatalog(styles, config.voices)
+    except (EngineError, VoiceError) as err:
+        raise ServiceError(str(err)) from None
+    engine = KokoroEngine(kokoro, config.kokoro.speed)
+    for voice in catalog.configured:
+        try:
+            engine.phonemizer.check(voice.lang)
+        except EngineError as err:
+            engine.close()
+            raise ServiceError(
+                f"voice.{voice.name}.lang {voice.lang!r}: {err}"
+            ) from None
+    auto = AutoVoice(catalog.configured) if catalog.configured else None
+    voices = Voices(catalog=catalog, auto=auto)
+    return KokoroService(info=build_info(voices), engine=engine, voices=voices)
+
+
+def build_info(voices: Voices) -> Info:
+    """Describe the service: each voice with the language it speaks."""
+    version = package_version()
+    listed = []
+    if voices.auto is not None:
+        languages = voices.auto.languages
+        listed.append(
+            TtsVoice(
+                name=AUTO,
+                description=f"auto (per sentence: {', '.join(languages)})",
+                attribution=ATTRIBUTION,
+                installed=True,
+                version=None,
+                languages=languages,
+            )
+        )
+    listed.extend(
+        TtsVoice(
+            name=voice.name,
+            description=voice.description,
+            attribution=ATTRIBUTION,
+            installed=True,
+            version=None,
+            languages=[voice.language],
+        )
+        for voice in voices.catalog.voices.values()
+    )
+    program = TtsProgram(
+        name="kokoro",
+        description="Kokoro text-to-speech (kokoro-onnx)",
+        attribution=ATTRIBUTION,
+        installed=True,
+        version=version,
+        voices=listed,
+        supports_synthesize_streaming=True,
+    )
+    return Info(tts=[program])
+
+
+async def _main(args: argparse.Namespace) -> None:
+    config = read_config(args.config)
+    advert = zeroconf_advert(args.uri, args.zeroconf, PROGRAM)
+    service = build_service(config)
+    _LOGGER.info(
+        "Kokoro model %s, %d voices, auto: %s",
+        config.kokoro.model,
+        len(service.voices.catalog.voices),
+        ", ".join(service.voices.auto.languages) if service.voices.auto else "off",
+    )
+    try:
+        await serve(args.uri, service.handler_factory, advert)
+    finally:
+        service.close()
+
+
+def main() -> None:
+    """Console script entry point."""
+    parser = common_arguments(
+        "Wyoming text-to-speech server running Kokoro in-process", DEFAULT_URI
+    )
+    args = parser.parse_args()
+    configure_logging(args.debug)
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    sys.exit(run_main(lambda: _main(args)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""Wyoming events for text-to-speech: one-shot Synthesize and streamed text."""
+
+import asyncio
+from collections.abc import Sequence
+import contextlib
+from dataclasses import dataclass, field
+import logging
+import time
+
+from sentence_stream import SentenceBoundaryDetector, stream_to_sentences
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.info import Describe, Info
+from wyoming.server import AsyncEventHandler
+from wyoming.tts import (
+    Synthesize,
+    SynthesizeChunk,
+    SynthesizeStart,
+    SynthesizeStop,
+    SynthesizeStopped,
+    SynthesizeVoice,
+)
+
+from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech
+from .language import AutoVoice
+from .voices import AUTO, Voice, VoiceCatalog
+
+_LOGGER = logging.getLogger(__name__)
+
+# A sentence is synthesised whole, so small chunks would not start playback
+# sooner; half-second chunks keep the event loop's per-event work low.
+SAMPLES_PER_CHUNK = 12000
+
+
+class UnknownVoiceError(Exception):
+    """The client asked for a voice (or language) this server does not have."""
+
+
+@dataclass
+class Voices:
+    """What a handler needs to turn a requested voice into one to speak with."""
+
+    catalog: VoiceCatalog
+    auto: AutoVoice | None
+
+    @property
+    def names(self) -> list[str]:
+        """Every name a client may ask for."""
+        return ([AUTO] if self.auto else []) + list(self.catalog.voices)
+
+    def resolve(self, requested: SynthesizeVoice | None) -> Voice | AutoVoice:
+        """By name; else by language; else `auto` if configured; else the first."""
+        name = requested.name if requested else None
+        language = requested.language if requested else None
+        if name:
+            if name == AUTO and self.auto is not None:
+                return self.auto
+            if voice := self.catalog.get(name):
+                return voice
+            raise UnknownVoiceError(
+                f"unknown voice {name!r}; available: {', '.join(self.names)}"
+            )
+        if language:
+            if voice := self.catalog.for_language(language):
+                return voice
+            raise UnknownVoiceError(
+                f"no voice speaks {language!r}; available: {', '.join(self.names)}"
+            )
+        if self.auto is not None:
+            return self.auto
+        return next(iter(self.catalog.voices.values()))
+
+
+@dataclass
+class _Request:
+    """Timings and totals of one request, for its log line."""
+
+    kind: str
+    voice: str
+    started: float = field(default_factory=time.monotonic)
+    first_audio: float | None = None
+    sentences: int = 0
+    characters: int = 0
+    audio_seconds: float = 0.0
+    spoken_by: list[str] = field(default_factory=list)
+
+    def add(self, sentence: str, speech: Speech) -> None:
+        if self.first_audio is None:
+            self.first_audio = time.monotonic()
+        self.sentences += 1
+        self.characters += len(sentence)
+        self.audio_seconds += speech.seconds
+        if speech.voice.name not in self.spoken_by:
+            self.spoken_by.append(speech.voice.name)
+
+    def log(self) -> None:
+        first = (
+            f"{(self.first_audio - self.started) * 1000:.0f} ms"
+            if self.first_audio is not None
+            else "never"
+        )
+        _LOGGER.info(
+            "%s %d sentence(s), %d characters, voice %s (%s): %.2f s of audio in "
+            "%.0f ms, first audio after %s",
+            self.kind,
+            self.sentences,
+            self.characters,
+            self.voice,
+            ", ".join(self.spoken_by) or "-",
+            self.audio_seconds,
+            (time.monotonic() - self.started) * 1000,
+            first,
+        )
+
+
+@dataclass
+class _TextStream:
+    """A SynthesizeStart..SynthesizeStop exchange in progress."""
+
+    voice: Voice | AutoVoice | None  # None: refused, the rest is ignored
+    request: _Request
+    detector: SentenceBoundaryDetector = field(default_factory=SentenceBoundaryDetector)
+    sentences: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    worker: asyncio.Task[None] | None = None
+    failed: bool = False
+
+
+class KokoroEventHandler(AsyncEventHandler):
+    """One client connection."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        info: Info,
+        engine: KokoroEngine,
+        voices: Voices,
+    ) -> None:
+        super().__init__(reader, writer)
+        self._info = info
+        self._engine = engine
+        self._voices = voices
+        self._stream: _TextStream | None = None
+
+    async def handle_event(self, event: Event) -> bool:
+        """Dispatch one event; a vanished client ends the connection quietly."""
+        try:
+            await self._handle(event)
+        except ConnectionError:
+            _LOGGER.debug("client disconnected")
+            return False
+        return True
+
+    async def disconnect(self) -> None:
+        """Stop speaking for a client that is gone."""
+        await self._abandon_stream()
+
+    async def _abandon_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None and stream.worker is not None:
+            stream.worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await stream.worker
+
+    async def _handle(self, event: Event) -> None:
+        if Describe.is_type(event.type):
+            await self.write_event(self._info.event())
+        elif SynthesizeStart.is_type(event.type):
+            await self._start_stream(SynthesizeStart.from_event(event).voice)
+        elif SynthesizeChunk.is_type(event.type):
+            if self._stream is not None:
+                self._add_text(SynthesizeChunk.from_event(event).text)
+        elif SynthesizeStop.is_type(event.type):
+            await self._finish_stream()
+        elif Synthesize.is_type(event.type) and self._stream is None:
+            # Inside a stream, Synthesize repeats the streamed text for older
+            # servers; speaking it would say everything twice.
+            await self._speak_once(Synthesize.from_event(event))
+
+    # One-shot --------------------------------------------------------------
+
+    async def _speak_once(self, synthesize: Synthesize) -> None:
+        request = _Request("spoke", _voice_name(synthesize.voice))
+        try:
+            voice = self._voices.resolve(synthesize.voice)
+        except UnknownVoiceError as err:
+            await self._refuse(err)
+            return
+        await self.write_event(
+            AudioStart(rate=RATE, width=WIDTH, channels=CHANNELS).event()
+        )
+        previous = None
+        for sentence in _sentences([synthesize.text]):
+            try:
+                speech = await self._engine.speak(sentence, voice, previous)
+            except EngineError as err:
+                _LOGGER.warning("synthesis failed: %s", err)
+                await self.write_event(Error(text=str(err), code="synthesis").event())
+                return
+            await self._write_audio(speech.pcm)
+            request.add(sentence, speech)
+            previous = speech.voice
+        await self.write_event(AudioStop().event())
+        request.log()
+
+    # Streaming -------------------------------------------------------------
+
+    async def _start_stream(self, requested: SynthesizeVoice | None) -> None:
+        await self._abandon_stream()  # a new start replaces an unfinished one
+        request = _Request("streamed", _voice_name(requested))
+        try:
+            voice: Voice | AutoVoice | None = self._voices.resolve(requested)
+        except UnknownVoiceError as err:
+            await self._refuse(err)
+            voice = None
+        stream = _TextStream(voice=voice, request=request)
+        if voice is not None:
+            stream.worker = asyncio.create_task(
+                self._speak_stream(stream), name="kokoro stream"
+            )
+        self._stream = stream
+
+    def _add_text(self, text: str) -> None:
+        assert self._stream is not None
+        for sentence in self._stream.detector.add_chunk(text):
+            self._stream.sentences.put_nowait(sentence)
+
+    async def _finish_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is None or stream.worker is None:
+            return
+        if rest := stream.detector.finish():
+            stream.sentences.put_nowait(rest)
+        stream.sentences.put_nowait(None)
+        await stream.worker
+        if not stream.failed:
+            await self.write_event(SynthesizeStopped().event())
+            stream.request.log()
+
+    async def _speak_stream(self, stream: _TextStream) -> None:
+        """Speak sentences as they complete, each as its own audio start..stop."""
+        assert stream.voice is not None
+        previous = None
+        while (sentence := await stream.sentences.get()) is not None:
+            if stream.failed or not _speakable(sentence):
+                continue
+            try:
+                speech = await self._engine.speak(sentence, stream.voice, previous)
+                await self.write_event(
+                    AudioStart(rate=RATE, width=WIDTH, channels=CHANNELS).event()
+                )
+                await self._write_audio(speech.pcm)
+                await self.write_event(AudioStop().event())
+            except EngineError as err:
+                _LOGGER.warning("synthesis failed: %s", err)
+                stream.failed = True
+                await self.write_event(Error(text=str(err), code="synthesis").event())
+                continue
+            except ConnectionError:
+                stream.failed = True
+                return
+            stream.request.add(sentence, speech)
+            previous = speech.voice
+
+    # Output ----------------------------------------------------------------
+
+    async def _write_audio(self, pcm: bytes) -> None:
+        step = SAMPLES_PER_CHUNK * WIDTH * CHANNELS
+        for offset in range(0, len(pcm), step):
+            chunk = AudioChunk(RATE, WIDTH, CHANNELS, pcm[offset : offset + step])
+            await self.write_event(chunk.event())
+
+    async def _refuse(self, err: UnknownVoiceError) -> None:
+        _LOGGER.warning("request refused: %s", err)
+        await self.write_event(Error(text=str(err), code="unknown-voice").event())
+
+
+def _voice_name(requested: SynthesizeVoice | None) -> str:
+    if requested is not None and requested.name:
+        return requested.name
+    if requested is not None and requested.language:
+        return f"for {requested.language}"
+    return "default"
+
+
+def _sentences(texts: Sequence[str]) -> list[str]:
+    return [sentence for sentence in stream_to_sentences(texts) if _speakable(sentence)]
+
+
+def _speakable(sentence: str) -> bool:
+    """Kokoro fails on text without a letter or digit ("...", emoji)."""
+    return any(character.isalnum() for character in sentence)

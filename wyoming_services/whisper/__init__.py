@@ -1,0 +1,1 @@
+"""Wyoming speech-to-text server for whisper.cpp's whisper-server."""

@@ -1,0 +1,107 @@
+"""The HTTP side: one utterance to whisper-server's `/inference`, one answer back."""
+
+from dataclasses import dataclass
+import json
+import re
+import time
+from typing import Any
+
+import aiohttp
+
+from .languages import iso_code
+
+# whisper.cpp writes this for stretches without speech.
+BLANK_AUDIO_RE = re.compile(r"\[BLANK_AUDIO\]", re.IGNORECASE)
+SPACES_RE = re.compile(r"\s+")
+TEMPERATURE = "0.0"  # greedy decoding: the same audio gives the same text
+
+
+class WhisperServerError(Exception):
+    """whisper-server could not be used for this utterance (short message)."""
+
+
+@dataclass(frozen=True)
+class Transcription:
+    """What whisper-server made of one utterance."""
+
+    text: str
+    language: str | None
+    seconds: float  # the HTTP round trip
+
+
+class WhisperClient:
+    """Sends WAV files to whisper-server; one client per server process."""
+
+    def __init__(self, session: aiohttp.ClientSession, url: str, timeout: float):
+        self.url = url
+        self._endpoint = f"{url}/inference"
+        self._session = session
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+
+    async def transcribe(self, wav: bytes, language: str) -> Transcription:
+        """POST the WAV with `language` (a code or "auto"); return the text."""
+        form = aiohttp.FormData()
+        form.add_field("file", wav, filename="audio.wav", content_type="audio/wav")
+        form.add_field("language", language)
+        form.add_field("response_format", "verbose_json")
+        form.add_field("temperature", TEMPERATURE)
+        started = time.monotonic()
+        try:
+            async with self._session.post(
+                self._endpoint, data=form, timeout=self._timeout
+            ) as response:
+                body = await response.read()
+                status = response.status
+        except TimeoutError:
+            raise WhisperServerError(
+                f"whisper-server at {self.url} did not answer within "
+                f"{self._timeout.total:g} s"
+            ) from None
+        except aiohttp.ClientError as err:
+            raise WhisperServerError(
+                f"whisper-server at {self.url} is unreachable ({_reason(err)})"
+            ) from None
+        seconds = time.monotonic() - started
+        answer = _parse_json(body)
+        if status != 200:
+            raise WhisperServerError(
+                f"whisper-server answered {status}: {_error_message(answer, body)}"
+            )
+        if not isinstance(answer, dict) or not isinstance(answer.get("text"), str):
+            raise WhisperServerError("whisper-server answered without a transcript")
+        spoken = answer.get("language")
+        return Transcription(
+            text=clean_text(answer["text"]),
+            language=iso_code(spoken) if isinstance(spoken, str) else None,
+            seconds=seconds,
+        )
+
+
+def clean_text(text: str) -> str:
+    """Drop whisper's [BLANK_AUDIO] markers and surplus whitespace."""
+    return SPACES_RE.sub(" ", BLANK_AUDIO_RE.sub(" ", text)).strip()
+
+
+def _parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _error_message(answer: Any, body: bytes) -> str:
+    """whisper-server errors are {"error": "..."} or {"error": {"message": ...}}."""
+    if isinstance(answer, dict):
+        error = answer.get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        if isinstance(error, str) and error:
+            return error
+    text = body.decode("utf-8", "replace").strip()
+    return text[:200] or "no details"
+
+
+def _reason(err: aiohttp.ClientError) -> str:
+    if isinstance(err, aiohttp.ClientConnectorError):
+        return err.os_error.strerror or str(err.os_error)
+    return str(err) or type(err).__name__
