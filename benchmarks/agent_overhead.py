@@ -20,23 +20,16 @@ import argparse
 import asyncio
 from dataclasses import dataclass
 import json
-import socket
-import statistics
-import tempfile
 import time
 from typing import Any
 
 import aiohttp
-from homeassistant import loader
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import chat_session, llm
-from homeassistant.setup import async_setup_component
-from pytest_homeassistant_custom_component.common import (
-    async_test_home_assistant,
-)
 
+from benchmarks.harness import median_p95, running_home_assistant
 from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
 )
@@ -179,66 +172,45 @@ def round_gap(server: LlamaServerStandIn) -> float | None:
     return server.received_at[1] - server.stream_times[0][1]
 
 
-def free_port() -> int:
-    """Return a loopback port nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def stats(values: list[float]) -> tuple[float, float]:
     """Median and p95, in milliseconds."""
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered) * 1000, p95 * 1000
+    median, p95 = median_p95(values)
+    return median * 1000, p95 * 1000
 
 
 async def main(runs: int) -> None:
     """Run both turns `runs` times each way and print the table."""
-    with tempfile.TemporaryDirectory() as config_dir:
-        async with (
-            async_test_home_assistant(config_dir=config_dir) as hass,
-            serve(LlamaServerStandIn()) as server,
-            aiohttp.ClientSession() as session,
-        ):
-            # The harness hides custom integrations unless told otherwise.
-            hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)
-            assert await async_setup_component(hass, "homeassistant", {})
-            # HA's web server is not measured; keep it off the usual port.
-            assert await async_setup_component(
-                hass,
-                "http",
-                {"http": {"server_host": "127.0.0.1", "server_port": free_port()}},
-            )
-            llm.async_register_api(hass, ToolsAPI(hass=hass, id=API_ID, name="Tools"))
-            _, agent_id = await async_add_agent(
-                hass,
-                server.url,
-                DEFAULT_AGENT_OPTIONS
-                | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [API_ID]},
-            )
+    async with (
+        running_home_assistant() as hass,
+        serve(LlamaServerStandIn()) as server,
+        aiohttp.ClientSession() as session,
+    ):
+        llm.async_register_api(hass, ToolsAPI(hass=hass, id=API_ID, name="Tools"))
+        _, agent_id = await async_add_agent(
+            hass,
+            server.url,
+            DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [API_ID]},
+        )
 
-            rows = []
-            for name, make in (
-                ("300-token reply", lambda: [long_reply()]),
-                ("2-round tool turn", tool_turn),
-            ):
-                baseline = [
-                    await baseline_turn(session, server, make()) for _ in range(runs)
-                ]
-                agent = [
-                    await agent_turn(hass, server, agent_id, make())
-                    for _ in range(runs)
-                ]
-                for metric in ("first_delta", "result", "round_gap"):
-                    base_values = [getattr(s, metric) for s in baseline]
-                    agent_values = [getattr(s, metric) for s in agent]
-                    if agent_values[0] is None:
-                        continue
-                    base_med, base_p95 = stats(base_values)
-                    med, p95 = stats(agent_values)
-                    rows.append((name, metric, base_med, base_p95, med, p95))
-            await hass.async_stop(force=True)
+        rows = []
+        for name, make in (
+            ("300-token reply", lambda: [long_reply()]),
+            ("2-round tool turn", tool_turn),
+        ):
+            baseline = [
+                await baseline_turn(session, server, make()) for _ in range(runs)
+            ]
+            agent = [
+                await agent_turn(hass, server, agent_id, make()) for _ in range(runs)
+            ]
+            for metric in ("first_delta", "result", "round_gap"):
+                base_values = [getattr(s, metric) for s in baseline]
+                agent_values = [getattr(s, metric) for s in agent]
+                if agent_values[0] is None:
+                    continue
+                base_med, base_p95 = stats(base_values)
+                med, p95 = stats(agent_values)
+                rows.append((name, metric, base_med, base_p95, med, p95))
 
     print(f"Agent overhead per turn, {runs} runs each (ms)")
     print(

@@ -68,7 +68,7 @@ class RealLlamaServer:
 
 
 @contextlib.contextmanager
-def start_llama_server(workdir: Path) -> Iterator[RealLlamaServer]:
+def start_llama_server(workdir: Path, *extra_args: str) -> Iterator[RealLlamaServer]:
     """Run llama-server with one slot on a freshly written tiny model."""
     binary = llama_server_binary()
     model_path = write_tiny_gguf(workdir / "tiny-chatml.gguf")
@@ -85,6 +85,7 @@ def start_llama_server(workdir: Path) -> Iterator[RealLlamaServer]:
                 *("--ctx-size", "32768", "--parallel", "1", "--threads", "2"),
                 "--no-warmup",
                 "--slots",
+                *extra_args,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

