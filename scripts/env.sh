@@ -37,10 +37,11 @@ in_env() {
   unshare --mount --propagation private -- /bin/bash -c '
     set -e
     sid=$1 root=$2 wheels=$3; shift 3
-    mkdir -p "$sid$root" "$sid/var/cache/wheels"
     mount --rbind /dev "$sid/dev"
     mount -t proc proc "$sid/proc"
     mount -t tmpfs tmpfs "$sid/tmp"
+    # After the tmpfs: the repository itself may live under /tmp.
+    mkdir -p "$sid$root" "$sid/var/cache/wheels"
     mount --bind "$root" "$sid$root"
     mount --bind "$wheels" "$sid/var/cache/wheels"
     exec chroot "$sid" /usr/bin/env -i \
