@@ -2,7 +2,6 @@
 
 from collections.abc import AsyncIterator
 import contextlib
-import socket
 import statistics
 import tempfile
 
@@ -11,12 +10,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_test_home_assistant
 
-
-def free_port() -> int:
-    """Return a loopback port nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.ports import free_port
 
 
 @contextlib.asynccontextmanager

@@ -21,13 +21,11 @@ Everything runs in this process, on loopback. Run: scripts/bench wyoming_bench
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 import io
 from pathlib import Path
-import socket
 import statistics
 import sys
 import tempfile
@@ -39,7 +37,6 @@ import numpy as np
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
-from wyoming.server import AsyncTcpServer, HandlerFactory
 from wyoming.tts import (
     Synthesize,
     SynthesizeChunk,
@@ -48,6 +45,7 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
+from tests.wyoming.helpers import KOKORO_VOICES, tcp_server
 from tests.wyoming.whisper_server import WhisperServerStandIn
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL, build_service
@@ -63,15 +61,6 @@ REPLY = (
     "There is a small chance of rain in the evening. "
     "Take a light jacket if you go out tonight."
 )
-VOICES = """
-[voice.it]
-lang = "it"
-blend = { if_sara = 0.8, af_bella = 0.2 }
-
-[voice.en]
-lang = "en-us"
-blend = { af_heart = 1.0 }
-"""
 CLIENTS = 8
 LAG_TICK = 0.005
 
@@ -82,25 +71,6 @@ class Timing:
 
     first_audio: float
     last_audio: float
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.asynccontextmanager
-async def serving(factory: HandlerFactory) -> AsyncIterator[int]:
-    """Serve `factory` on a free loopback port in this loop; yield the port."""
-    port = free_port()
-    server = AsyncTcpServer("127.0.0.1", port)
-    await server.start(factory)
-    try:
-        yield port
-    finally:
-        await server.stop()
 
 
 def ms(seconds: float) -> str:
@@ -166,7 +136,7 @@ async def first_audio_rows(
     """Print section 1's rows for one model."""
     service = build_service(load_config(config))
     try:
-        async with serving(service.handler_factory) as port:
+        async with tcp_server(service.handler_factory) as port:
             await one_shot(port, 1e9)  # warm up onnxruntime and espeak
             results: dict[str, list[Timing]] = {"one-shot": [], "streaming": []}
             for _ in range(runs):
@@ -254,7 +224,7 @@ async def whisper_rows(runs: int) -> None:
                 client=WhisperClient(session, stand_in.url, 10.0),
                 language_setting="",
             )
-            async with serving(factory) as port:
+            async with tcp_server(factory) as port:
                 straight, through = [], []
                 await wrapped(port, pcm)  # warm up both connections
                 await direct(session, stand_in.url, pcm)
@@ -340,7 +310,7 @@ async def lag_rows(label: str, config: Path, rounds: int) -> float:
     """Print section 3's row for one model; return how long the clients took."""
     service = build_service(load_config(config))
     try:
-        async with serving(service.handler_factory) as port:
+        async with tcp_server(service.handler_factory) as port:
             await one_shot(port, 1e9)
 
             async def clients() -> None:
@@ -372,7 +342,7 @@ def kokoro_config(folder: Path, models: Path) -> Path:
     path = folder / f"{models.name}.toml"
     path.write_text(
         f'[kokoro]\nmodel = "{models / "kokoro-v1.0.onnx"}"\n'
-        f'voices = "{models / "voices-v1.0.bin"}"\n{VOICES}'
+        f'voices = "{models / "voices-v1.0.bin"}"\n{KOKORO_VOICES}'
     )
     return path
 

@@ -5,7 +5,6 @@ from dataclasses import dataclass, field
 import json
 from pathlib import Path
 import shutil
-import socket
 from typing import Any
 
 import pytest
@@ -22,14 +21,6 @@ ZONE = "Europe/Rome"
 def copy_examples(tools_dir: Path) -> None:
     """Copy examples/tools/ (tool files and helpers, modes kept) to `tools_dir`."""
     shutil.copytree(EXAMPLES, tools_dir, ignore=shutil.ignore_patterns("__pycache__"))
-
-
-def closed_port_url() -> str:
-    """Return a loopback URL nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 def config_toml(env: Mapping[str, str]) -> str:

@@ -4,7 +4,8 @@ import time
 
 import pytest
 
-from .conftest import ExampleFolder, closed_port_url
+from ..ports import closed_port_url
+from .conftest import ExampleFolder
 from .stand_ins import SearXNG, searxng_result
 
 LONG = "word " * 100

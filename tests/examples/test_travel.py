@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from .conftest import EXAMPLES, ZONE, ExampleFolder, closed_port_url
+from ..ports import closed_port_url
+from .conftest import EXAMPLES, ZONE, ExampleFolder
 from .stand_ins import TOMTOM_KEY, TomTom, tomtom_geography, tomtom_poi
 
 SCHIPHOL = tomtom_poi("Amsterdam Airport Schiphol", "Haarlemmermeer", 52.30907, 4.76278)

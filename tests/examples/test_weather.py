@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from .conftest import ExampleFolder, closed_port_url
+from ..ports import closed_port_url
+from .conftest import ExampleFolder
 from .stand_ins import OSLO, OWM_KEY, ROME, OpenWeatherMap, Slot, current_weather
 
 ENV_FILE = f"""\

@@ -4,7 +4,6 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 import json
 from pathlib import Path
-import socket
 from typing import Any
 
 from homeassistant.components import conversation
@@ -30,14 +29,6 @@ TRANSLATIONS = (
     / "translations"
     / "en.json"
 )
-
-
-def closed_port_url() -> str:
-    """Return a loopback URL nobody listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,8 @@ from custom_components.desktop_assistant.const import (
 )
 
 from ..llama_server import MODEL_ID, LlamaServerStandIn, models_body, serve
-from .conftest import API_KEY, closed_port_url
+from ..ports import closed_port_url
+from .conftest import API_KEY
 
 
 async def start_flow(hass: HomeAssistant) -> str:
@@ -158,7 +159,7 @@ async def test_user_flow_cannot_connect(
 ) -> None:
     flow_id = await start_flow(hass)
     result = await hass.config_entries.flow.async_configure(
-        flow_id, {CONF_URL: closed_port_url()}
+        flow_id, {CONF_URL: closed_port_url("/v1")}
     )
     assert result["type"] is FlowResultType.FORM
     assert result["errors"] == {"base": "cannot_connect"}

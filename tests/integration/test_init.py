@@ -15,7 +15,8 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from custom_components.desktop_assistant.const import DOMAIN
 
 from ..llama_server import LlamaServerStandIn
-from .conftest import API_KEY, closed_port_url
+from ..ports import closed_port_url
+from .conftest import API_KEY
 
 
 async def test_setup_and_unload(
@@ -35,7 +36,7 @@ async def test_setup_and_unload(
 async def test_setup_retries_while_server_is_down(
     hass: HomeAssistant, socket_enabled: None
 ) -> None:
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: closed_port_url()})
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: closed_port_url("/v1")})
     entry.add_to_hass(hass)
     await hass.config_entries.async_setup(entry.entry_id)
     assert entry.state is ConfigEntryState.SETUP_RETRY

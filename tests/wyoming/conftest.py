@@ -10,20 +10,10 @@ import pytest
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import KokoroService, build_service
 
+from .helpers import KOKORO_VOICES
 from .whisper_server import WhisperServerStandIn, serve
 
 REPO = Path(__file__).parents[2]
-
-# The household of the seed: an Italian and an English voice, blended.
-KOKORO_VOICES = """
-[voice.it]
-lang = "it"
-blend = { if_sara = 0.8, af_bella = 0.2 }
-
-[voice.en]
-lang = "en-us"
-blend = { af_heart = 1.0 }
-"""
 
 
 @pytest.fixture(scope="session")

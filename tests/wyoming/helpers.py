@@ -5,7 +5,6 @@ from collections.abc import AsyncIterator, Sequence
 import contextlib
 from functools import partial
 from pathlib import Path
-import socket
 import sys
 
 import aiohttp
@@ -20,14 +19,19 @@ from wyoming_services.whisper.__main__ import build_info, language_setting
 from wyoming_services.whisper.client import WhisperClient
 from wyoming_services.whisper.handler import WhisperEventHandler
 
+from ..ports import free_port
+
+# The household of the seed: an Italian and an English voice, blended.
+KOKORO_VOICES = """
+[voice.it]
+lang = "it"
+blend = { if_sara = 0.8, af_bella = 0.2 }
+
+[voice.en]
+lang = "en-us"
+blend = { af_heart = 1.0 }
+"""
 READ_TIMEOUT = 15.0
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on (needs `socket_enabled`)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def tone(

@@ -64,12 +64,13 @@ class WhisperServerStandIn:
     url: str = ""
     _runner: web.AppRunner | None = None
 
-    async def start(self) -> None:
+    async def start(self, port: int = 0) -> None:
+        """Listen on a loopback port (a free one when 0); set `url`."""
         app = web.Application()
         app.router.add_post("/inference", self._inference)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
         host, port = self._runner.addresses[0][:2]
         self.url = f"http://{host}:{port}"
