@@ -112,7 +112,7 @@ class LlamaServerClient:
             raise CannotConnect(str(err)) from err
 
     async def _async_post(
-        self, path: str, payload: dict[str, Any], timeout: aiohttp.ClientTimeout
+        self, path: str, payload: dict[str, Any], limits: aiohttp.ClientTimeout
     ) -> aiohttp.ClientResponse:
         """POST JSON, sending it once more if a kept-alive connection was dead.
 
@@ -122,12 +122,12 @@ class LlamaServerClient:
         url = f"{self.url}/{path}"
         try:
             return await self.session.post(
-                url, json=payload, headers=self.headers, timeout=timeout
+                url, json=payload, headers=self.headers, timeout=limits
             )
         except aiohttp.ServerDisconnectedError:
             _LOGGER.debug("%s closed a kept-alive connection; sending again", url)
             return await self.session.post(
-                url, json=payload, headers=self.headers, timeout=timeout
+                url, json=payload, headers=self.headers, timeout=limits
             )
 
 

@@ -111,6 +111,32 @@ def parse_tool_call(
     return arguments, None
 
 
+def tool_inputs_of(
+    calls: dict[int, ToolCallFragments], offered: set[str]
+) -> tuple[list[llm.ToolInput], list[tuple[llm.ToolInput, str]]]:
+    """Return the round's calls for HA, and those it must not run, with why.
+
+    A call that cannot run is marked external, so HA leaves it to the agent,
+    which answers it with an error result for the model.
+    """
+    tool_inputs: list[llm.ToolInput] = []
+    rejected: list[tuple[llm.ToolInput, str]] = []
+    for index in sorted(calls):
+        call = calls[index]
+        arguments, error = parse_tool_call(call, offered)
+        tool_input = llm.ToolInput(
+            tool_name=call.name,
+            tool_args=arguments,
+            id=call.id or ulid_now(),
+            external=error is not None,
+        )
+        tool_inputs.append(tool_input)
+        if error is not None:
+            _LOGGER.debug("Not running tool call %s: %s", call.name, error)
+            rejected.append((tool_input, error))
+    return tool_inputs, rejected
+
+
 def tool_result_text(result: llm.ToolResult) -> str:
     """Return a tool result as the text of a `tool` message."""
     data = result.data
@@ -241,6 +267,16 @@ class Turn:
     fault: str | None = None
     timings: list[dict[str, Any]] = field(default_factory=list)
 
+    def record_timings(self, timings: dict[str, Any]) -> None:
+        """Keep llama-server's timings of a round for the trace, and log them."""
+        self.timings.append(timings)
+        _LOGGER.debug(
+            "llama-server timings: prompt_n=%s cache_n=%s predicted_per_second=%s",
+            timings.get("prompt_n"),
+            timings.get("cache_n"),
+            timings.get("predicted_per_second"),
+        )
+
 
 class DesktopAssistantEntity(Entity):
     """An agent of a llama-server entry, one per conversation subentry."""
@@ -317,14 +353,7 @@ class DesktopAssistantEntity(Entity):
                 payload, float(self.options[CONF_REQUEST_TIMEOUT])
             ):
                 if timings := chunk.get("timings"):
-                    turn.timings.append(timings)
-                    _LOGGER.debug(
-                        "llama-server timings: prompt_n=%s cache_n=%s "
-                        "predicted_per_second=%s",
-                        timings.get("prompt_n"),
-                        timings.get("cache_n"),
-                        timings.get("predicted_per_second"),
-                    )
+                    turn.record_timings(timings)
                 for choice in chunk.get("choices") or ():
                     delta = choice.get("delta") or {}
                     if text := delta.get("content"):
@@ -345,22 +374,7 @@ class DesktopAssistantEntity(Entity):
                 # Something must be said: a voice pipeline cannot speak nothing.
                 yield {"content": fault_message("empty", turn.language)}
             return
-        tool_inputs: list[llm.ToolInput] = []
-        rejected: list[tuple[llm.ToolInput, str]] = []
-        for index in sorted(calls):
-            call = calls[index]
-            arguments, error = parse_tool_call(call, offered)
-            tool_input = llm.ToolInput(
-                tool_name=call.name,
-                tool_args=arguments,
-                id=call.id or ulid_now(),
-                # HA runs only calls it can; the others are answered below.
-                external=error is not None,
-            )
-            tool_inputs.append(tool_input)
-            if error is not None:
-                _LOGGER.debug("Not running tool call %s: %s", call.name, error)
-                rejected.append((tool_input, error))
+        tool_inputs, rejected = tool_inputs_of(calls, offered)
         if not turn.announced:
             runnable = [t.tool_name for t in tool_inputs if not t.external]
             if phrase := turn.announce(runnable, turn.language):

@@ -213,6 +213,28 @@ async def test_streaming_speaks_sentence_by_sentence_before_the_text_ends(
     )
 
 
+async def test_a_sentence_before_a_pause_is_spoken_without_waiting(
+    kokoro_service: KokoroService, socket_enabled: None
+) -> None:
+    """An agent's announcement before a tool call is heard while the tool runs."""
+    async with (
+        tcp_server(kokoro_service.handler_factory) as port,
+        tcp_client(port) as c,
+    ):
+        await c.write_event(SynthesizeStart(voice=SynthesizeVoice(name="en")).event())
+        await c.write_event(SynthesizeChunk(text="Checking the ").event())
+        await c.write_event(SynthesizeChunk(text="weather.").event())
+        # No more text, no SynthesizeStop: the tool is still running.
+        announcement = await read_until(c, "audio-stop")
+        await c.write_event(SynthesizeChunk(text=" It is sunny.").event())
+        await c.write_event(SynthesizeStop().event())
+        rest = await read_until(c, "synthesize-stopped")
+
+    assert len(segments(announcement)) == 1
+    assert len(segments(rest)) == 1
+    assert rest[-1].type == "synthesize-stopped"
+
+
 async def test_unknown_voice_is_an_error_naming_the_available_ones(
     kokoro_service: KokoroService, socket_enabled: None
 ) -> None:

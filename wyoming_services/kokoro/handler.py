@@ -5,6 +5,7 @@ from collections.abc import Sequence
 import contextlib
 from dataclasses import dataclass, field
 import logging
+import re
 import time
 
 from sentence_stream import SentenceBoundaryDetector, stream_to_sentences
@@ -31,6 +32,13 @@ _LOGGER = logging.getLogger(__name__)
 # A sentence is synthesised whole, so small chunks would not start playback
 # sooner; half-second chunks keep the event loop's per-event work low.
 SAMPLES_PER_CHUNK = 12000
+# The sentence splitter ends a sentence only when the next one starts. Text
+# that ends in sentence punctuation and is followed by this long a pause is
+# spoken as it is: the agent's announcement before a tool call would
+# otherwise wait for the tool's answer, the very wait it is meant to fill.
+SENTENCE_PAUSE = 0.1
+# Sentence punctuation (Latin, ellipsis, CJK), then closing quotes or brackets.
+SENTENCE_END = re.compile("[.!?\u2026\u3002\uff01\uff1f][\"'\u2019\u201d)\\]]*\\s*$")
 
 
 class UnknownVoiceError(Exception):
@@ -124,6 +132,19 @@ class _TextStream:
     sentences: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
     failed: bool = False
+    pause: asyncio.TimerHandle | None = None
+
+    def stop_waiting_for_pause(self) -> None:
+        """Forget the pending end of a sentence: more text came, or the end."""
+        if self.pause is not None:
+            self.pause.cancel()
+            self.pause = None
+
+    def speak_pending(self) -> None:
+        """Hand the text held back so far to the speaker as one sentence."""
+        self.pause = None
+        if rest := self.detector.finish():
+            self.sentences.put_nowait(rest)
 
 
 class KokoroEventHandler(AsyncEventHandler):
@@ -159,6 +180,8 @@ class KokoroEventHandler(AsyncEventHandler):
 
     async def _abandon_stream(self) -> None:
         stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.stop_waiting_for_pause()
         if stream is not None and stream.worker is not None:
             stream.worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -223,16 +246,25 @@ class KokoroEventHandler(AsyncEventHandler):
         self._stream = stream
 
     def _add_text(self, text: str) -> None:
-        assert self._stream is not None
-        for sentence in self._stream.detector.add_chunk(text):
-            self._stream.sentences.put_nowait(sentence)
+        stream = self._stream
+        assert stream is not None
+        if stream.voice is None:
+            return  # refused at its start: nothing of it is spoken
+        stream.stop_waiting_for_pause()
+        for sentence in stream.detector.add_chunk(text):
+            stream.sentences.put_nowait(sentence)
+        held = stream.detector.current_sentence + stream.detector.remaining_text
+        if SENTENCE_END.search(held):
+            stream.pause = asyncio.get_running_loop().call_later(
+                SENTENCE_PAUSE, stream.speak_pending
+            )
 
     async def _finish_stream(self) -> None:
         stream, self._stream = self._stream, None
         if stream is None or stream.worker is None:
             return
-        if rest := stream.detector.finish():
-            stream.sentences.put_nowait(rest)
+        stream.stop_waiting_for_pause()
+        stream.speak_pending()
         stream.sentences.put_nowait(None)
         await stream.worker
         if not stream.failed:

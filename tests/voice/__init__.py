@@ -1,0 +1,1 @@
+"""Tests of the voice path: audio in, audio out, through Home Assistant."""
