@@ -26,14 +26,14 @@ from typing import Any
 import aiohttp
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
-from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import chat_session, llm
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import llm
 
 from benchmarks.harness import median_p95, running_home_assistant
 from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
 )
-from tests.agent_entry import async_add_agent
+from tests.agent_entry import RecordingTool, ToolsAPI, async_add_agent, async_ask
 from tests.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -44,33 +44,6 @@ from tests.llama_server import (
 )
 
 API_ID = "benchmark_tools"
-
-
-class ClockTool(llm.Tool):
-    """An instant tool, so the tool turn measures the loop, not a tool."""
-
-    name = "GetDateTime"
-    description = "Current time"
-    integration = "benchmark"
-
-    async def async_call(
-        self,
-        hass: HomeAssistant,
-        tool_input: llm.ToolInput,
-        llm_context: llm.LLMContext,
-    ) -> llm.ToolResult:
-        """Answer at once."""
-        return llm.ToolResult(data={"result": "14:05"})
-
-
-class ToolsAPI(llm.API):
-    """An LLM API offering the instant tool."""
-
-    async def async_get_api_instance(
-        self, llm_context: llm.LLMContext
-    ) -> llm.APIInstance:
-        """Offer the clock tool."""
-        return llm.APIInstance(self, "", llm_context, [ClockTool()])
 
 
 def long_reply() -> Reply:
@@ -138,25 +111,8 @@ async def agent_turn(
         if not first_delta_at and (delta.get("content") or delta.get("tool_calls")):
             first_delta_at = time.perf_counter()
 
-    user_input = conversation.ConversationInput(
-        text="Hello",
-        context=Context(),
-        conversation_id=None,
-        device_id=None,
-        satellite_id=None,
-        language="en",
-        agent_id=agent_id,
-    )
-    with (
-        chat_session.async_get_chat_session(hass, None) as session,
-        conversation.async_get_chat_log(
-            hass, session, user_input, chat_log_delta_listener=listener
-        ),
-    ):
-        await conversation.async_converse(
-            hass, "Hello", session.conversation_id, Context(), "en", agent_id
-        )
-        result_at = time.perf_counter()
+    await async_ask(hass, agent_id, "Hello", listener=listener)
+    result_at = time.perf_counter()
     first_byte, _ = server.stream_times[0]
     return Sample(
         first_delta_at - first_byte,
@@ -185,7 +141,11 @@ async def main(runs: int) -> None:
         serve(LlamaServerStandIn()) as server,
         aiohttp.ClientSession() as session,
     ):
-        llm.async_register_api(hass, ToolsAPI(hass=hass, id=API_ID, name="Tools"))
+        # An instant tool, so the tool turn measures the loop, not a tool.
+        clock = RecordingTool("GetDateTime", {}, "14:05")
+        llm.async_register_api(
+            hass, ToolsAPI(hass=hass, id=API_ID, name="Tools", tools=[clock])
+        )
         _, agent_id = await async_add_agent(
             hass,
             server.url,

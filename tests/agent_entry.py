@@ -1,10 +1,14 @@
-"""Adding a llama-server entry with one conversation agent, as tests need it."""
+"""The agent as tests and benchmarks use it: its entry, tools to offer it, asking it."""
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from homeassistant.components import conversation
 from homeassistant.const import CONF_URL
-from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import chat_session, entity_registry as er, llm
+import probatio as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DOMAIN
@@ -36,3 +40,70 @@ async def async_add_agent(
     )
     assert entity_id is not None
     return entry, entity_id
+
+
+class RecordingTool(llm.Tool):
+    """A tool of the test API that records its calls and answers a fixed text."""
+
+    integration = "test"
+
+    def __init__(self, name: str, parameters: dict[str, Any], answer: str) -> None:
+        self.name = name
+        self.description = f"The {name} tool"
+        self.parameters = vol.Schema(parameters)
+        self.answer = answer
+        self.calls: list[dict[str, Any]] = []
+
+    async def async_call(
+        self,
+        hass: HomeAssistant,
+        tool_input: llm.ToolInput,
+        llm_context: llm.LLMContext,
+    ) -> llm.ToolResult:
+        self.calls.append(tool_input.tool_args)
+        return llm.ToolResult(data={"result": self.answer})
+
+
+@dataclass
+class ToolsAPI(llm.API):
+    """An LLM API, as an integration would register, offering recording tools."""
+
+    tools: list[RecordingTool] = field(default_factory=list)
+
+    async def async_get_api_instance(
+        self, llm_context: llm.LLMContext
+    ) -> llm.APIInstance:
+        return llm.APIInstance(
+            api=self,
+            api_prompt="Use the tools.",
+            llm_context=llm_context,
+            tools=self.tools,
+        )
+
+
+async def async_ask(
+    hass: HomeAssistant,
+    agent_id: str,
+    text: str,
+    conversation_id: str | None = None,
+    listener: Callable[[conversation.ChatLog, dict[str, Any]], None] | None = None,
+) -> conversation.ConversationResult:
+    """Ask in English as the Assist pipeline does, `listener` seeing each delta."""
+    user_input = conversation.ConversationInput(
+        text=text,
+        context=Context(),
+        conversation_id=conversation_id,
+        device_id=None,
+        satellite_id=None,
+        language="en",
+        agent_id=agent_id,
+    )
+    with (
+        chat_session.async_get_chat_session(hass, conversation_id) as session,
+        conversation.async_get_chat_log(
+            hass, session, user_input, chat_log_delta_listener=listener
+        ),
+    ):
+        return await conversation.async_converse(
+            hass, text, session.conversation_id, Context(), "en", agent_id
+        )

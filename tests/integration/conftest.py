@@ -1,7 +1,7 @@
 """Fixtures for tests of the integration inside Home Assistant."""
 
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
-from ..agent_entry import async_add_agent
+from ..agent_entry import RecordingTool, ToolsAPI, async_add_agent
 from ..llama_server import MODEL_ID, LlamaServerStandIn, serve
 
 API_KEY = "sk-test-5f0c2e9a7b"
@@ -126,45 +126,6 @@ def check_translations(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 TEST_API = "test_tools"
-
-
-class RecordingTool(llm.Tool):
-    """A tool of the test API that records its calls and answers a fixed text."""
-
-    integration = "test"
-
-    def __init__(self, name: str, parameters: dict[str, Any], answer: str) -> None:
-        self.name = name
-        self.description = f"The {name} tool"
-        self.parameters = vol.Schema(parameters)
-        self.answer = answer
-        self.calls: list[dict[str, Any]] = []
-
-    async def async_call(
-        self,
-        hass: HomeAssistant,
-        tool_input: llm.ToolInput,
-        llm_context: llm.LLMContext,
-    ) -> llm.ToolResult:
-        self.calls.append(tool_input.tool_args)
-        return llm.ToolResult(data={"result": self.answer})
-
-
-@dataclass
-class ToolsAPI(llm.API):
-    """An LLM API, as an integration would register, offering recording tools."""
-
-    tools: list[RecordingTool] = field(default_factory=list)
-
-    async def async_get_api_instance(
-        self, llm_context: llm.LLMContext
-    ) -> llm.APIInstance:
-        return llm.APIInstance(
-            api=self,
-            api_prompt="Use the tools.",
-            llm_context=llm_context,
-            tools=self.tools,
-        )
 
 
 @dataclass

@@ -16,9 +16,9 @@ from homeassistant import config_entries
 from homeassistant.components import conversation
 from homeassistant.components.conversation import trace
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.helpers import chat_session, entity_registry as er, intent
+from homeassistant.helpers import entity_registry as er, intent
 import pytest
 
 from custom_components.desktop_assistant.const import (
@@ -29,6 +29,7 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 
+from ..agent_entry import async_ask
 from ..real_engines import RealLlamaServer, start_llama_server
 
 
@@ -52,32 +53,13 @@ class RealAgent:
     ) -> tuple[conversation.ConversationResult, list[dict[str, Any]]]:
         """Ask as the Assist pipeline does, returning the result and the deltas."""
         deltas: list[dict[str, Any]] = []
-        user_input = conversation.ConversationInput(
-            text=text,
-            context=Context(),
-            conversation_id=conversation_id,
-            device_id=None,
-            satellite_id=None,
-            language="en",
-            agent_id=self.entity_id,
+        result = await async_ask(
+            self.hass,
+            self.entity_id,
+            text,
+            conversation_id,
+            lambda _log, delta: deltas.append(delta),
         )
-        with (
-            chat_session.async_get_chat_session(self.hass, conversation_id) as session,
-            conversation.async_get_chat_log(
-                self.hass,
-                session,
-                user_input,
-                chat_log_delta_listener=lambda _log, delta: deltas.append(delta),
-            ),
-        ):
-            result = await conversation.async_converse(
-                self.hass,
-                text,
-                session.conversation_id,
-                Context(),
-                "en",
-                self.entity_id,
-            )
         return result, deltas
 
 
