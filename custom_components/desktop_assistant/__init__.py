@@ -22,6 +22,7 @@ from .client import (
 )
 from .const import DOMAIN
 from .llm import ToolFilesAPI
+from .record import async_setup_record
 from .services import async_setup_services
 from .store import async_setup_store
 from .tool_folder import async_setup_tools
@@ -37,7 +38,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
     The tools also become intents and the run_tool action.
     """
-    await async_setup_store(hass)
+    async_setup_record(hass, await async_setup_store(hass))
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))
