@@ -4,8 +4,7 @@ from typing import Any
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.desktop_assistant.record import DATA_RECORD, Record
-from custom_components.desktop_assistant.record import database
+from custom_components.desktop_assistant.record import DATA_RECORD, Record, database
 
 from ..integration.conftest import (  # noqa: F401 (fixtures)
     agent,
