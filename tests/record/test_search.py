@@ -76,9 +76,12 @@ async def test_a_delete_removes_the_conversation_from_the_index(
     assert await index_rows(hass, "cucumber") == 0
     assert await index_rows(hass, "gazpacho") == 1
     assert await search(hass, "gazpacho") == ["kept"]
-    assert await record.async_read(
-        lambda db: db.execute("SELECT count(*) FROM entries").fetchone()[0]
-    ) == 1
+    assert (
+        await record.async_read(
+            lambda db: db.execute("SELECT count(*) FROM entries").fetchone()[0]
+        )
+        == 1
+    )
 
 
 async def test_retention_at_four_deletes_old_conversations_and_their_words(
@@ -97,13 +100,25 @@ async def test_retention_at_four_deletes_old_conversations_and_their_words(
     await seed(hass, "default-old", days_ago(91), "about the mongoose")
     await seed(hass, "default-recent", days_ago(89), "about the meerkat")
     await seed(
-        hass, "forever", days_ago(900), "the axolotl", config_entry_id=keeps_forever.entry_id
+        hass,
+        "forever",
+        days_ago(900),
+        "the axolotl",
+        config_entry_id=keeps_forever.entry_id,
     )
     await seed(
-        hass, "week-old", days_ago(8), "the pangolin", config_entry_id=keeps_a_week.entry_id
+        hass,
+        "week-old",
+        days_ago(8),
+        "the pangolin",
+        config_entry_id=keeps_a_week.entry_id,
     )
     await seed(
-        hass, "week-recent", days_ago(6), "the okapi", config_entry_id=keeps_a_week.entry_id
+        hass,
+        "week-recent",
+        days_ago(6),
+        "the okapi",
+        config_entry_id=keeps_a_week.entry_id,
     )
 
     # Nothing happens before 04:00 local time...
@@ -130,7 +145,7 @@ def test_query_words_drop_short_and_filler_words_in_six_languages() -> None:
     assert search_words("What was that film we talked about last week?") == ["film"]
     assert search_words("TV") == []
     assert search_words("di cosa abbiamo parlato ieri") == []
-    assert search_words("waar hebben we het gisteren over gehad") == ["gehad"]
+    assert search_words("waar hebben we het gisteren over gehad") == []
     assert search_words("worüber haben wir gestern mit Anouk gesprochen") == ["anouk"]
     assert search_words("de quoi avons-nous parlé hier") == []
     assert search_words("de qué hablamos ayer sobre la película") == ["pelicula"]
