@@ -364,3 +364,16 @@ def find_conversations(
                 texts.append(text)
         found.append((conversation_summary(row), texts))
     return found
+
+
+def counts(connection: sqlite3.Connection) -> dict[str, Any]:
+    """The record's size and schema version, for diagnostics."""
+    conversations, entries = connection.execute(
+        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM entries)"
+    ).fetchone()
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
+    return {
+        "conversations": conversations,
+        "entries": entries,
+        "schema_version": version,
+    }
