@@ -36,7 +36,7 @@ from ..const import (
 )
 from ..store import Store, StoreError, StoreLocked, StoreUnwritable
 from . import database
-from .models import Channel, ConversationStart, TurnWrite
+from .models import Channel, ConversationStart, Entry, TurnWrite
 from .turn import turn_entries, user_entry
 
 _LOGGER = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ class Record:
         user_input: conversation.ConversationInput,
         chat_log: conversation.ChatLog,
     ) -> "TurnRecording | None":
-        """Record the person's words; return the turn's recording.
+        """Start recording a turn; `TurnRecording.async_end` writes it.
 
         None when there is nothing to record: the store is not open, or
         nothing was said.
@@ -182,10 +182,14 @@ class Record:
             device_name=device_name,
             language=user_input.language,
         )
-        question = user_entry(chat_log.content[index], spoken)
         self._running[conversation_id] += 1
-        self.async_enqueue_turn(TurnWrite(start, question.at, [question]))
-        return TurnRecording(self, start, chat_log, index + 1)
+        return TurnRecording(
+            self,
+            start,
+            chat_log,
+            index + 1,
+            user_entry(chat_log.content[index], spoken),
+        )
 
     @callback
     def async_turn_ended(self, conversation_id: str) -> None:
@@ -385,17 +389,24 @@ class TurnRecording:
     chat_log: conversation.ChatLog
     # Where the turn's answer begins in the chat log's content.
     index: int
+    question: Entry
     ended: bool = field(default=False)
 
     @callback
     def async_end(self, fault: str | None = None) -> None:
-        """Record the replies, tool calls and fault of the turn."""
+        """Record the question, replies, tool calls and fault of the turn.
+
+        One write per turn, queued when the turn is over: while it runs, the
+        database work does not compete with it.
+        """
         if self.ended:
             return
         self.ended = True
         now = dt_util.utcnow().timestamp()
         entries = turn_entries(self.chat_log.content[self.index :], fault, now)
-        self.record.async_enqueue_turn(TurnWrite(self.start, now, entries))
+        self.record.async_enqueue_turn(
+            TurnWrite(self.start, now, [self.question, *entries])
+        )
         self.record.async_turn_ended(self.start.conversation_id)
 
 
