@@ -44,10 +44,11 @@ def conversation_summary(row: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def append_turn(connection: sqlite3.Connection, write: TurnWrite) -> None:
-    """Add the turn's entries in one transaction; see `append`."""
+def append_turns(connection: sqlite3.Connection, writes: list[TurnWrite]) -> None:
+    """Add turns' entries in one transaction; see `append`."""
     with transaction(connection):
-        append(connection, write)
+        for write in writes:
+            append(connection, write)
 
 
 def append(connection: sqlite3.Connection, write: TurnWrite) -> None:

@@ -48,6 +48,8 @@ RETRY_DELAYS: Final = (1.0, 5.0, 30.0)
 # Writes waiting for the database beyond this are dropped, not queued.
 MAX_PENDING: Final = 1000
 QUIET_CHECK: Final = timedelta(minutes=1)
+# Writes start this long after the first is queued.
+WRITE_DELAY: Final = 0.05
 RETENTION_HOUR: Final = 4
 
 
@@ -63,6 +65,8 @@ class Write:
     # What the work is, for a warning; never the transcript.
     what: str
     done: asyncio.Future[Any] | None = None
+    # A turn's entries: consecutive turns are written in one transaction.
+    turn: TurnWrite | None = None
 
 
 def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
@@ -220,8 +224,9 @@ class Record:
         """Append a turn's entries, after every write asked for before."""
         self._enqueue(
             Write(
-                lambda connection: database.append_turn(connection, write),
+                lambda connection: database.append_turns(connection, [write]),
                 f"entries of conversation {write.start.conversation_id}",
+                turn=write,
             )
         )
 
@@ -247,8 +252,11 @@ class Record:
 
     async def _async_write_pending(self) -> None:
         try:
+            # The turn that asked ends first, and turns ending meanwhile
+            # (satellites talking at once) share one transaction.
+            await asyncio.sleep(WRITE_DELAY)
             while self._pending:
-                write = self._pending.popleft()
+                write = self._next_write()
                 try:
                     result = await self._async_write(write)
                 except StoreError as err:
@@ -259,6 +267,22 @@ class Record:
                         write.done.set_result(result)
         finally:
             self._writer = None
+
+    def _next_write(self) -> Write:
+        """The next write; consecutive turns are joined into one."""
+        write = self._pending.popleft()
+        if write.turn is None:
+            return write
+        turns = [write.turn]
+        while self._pending and (turn := self._pending[0].turn) is not None:
+            self._pending.popleft()
+            turns.append(turn)
+        if len(turns) == 1:
+            return write
+        return Write(
+            lambda connection: database.append_turns(connection, turns),
+            f"entries of {len(turns)} turns",
+        )
 
     async def _async_write(self, write: Write) -> Any:
         for delay in (*RETRY_DELAYS, None):
