@@ -48,8 +48,9 @@ RETRY_DELAYS: Final = (1.0, 5.0, 30.0)
 # Writes waiting for the database beyond this are dropped, not queued.
 MAX_PENDING: Final = 1000
 QUIET_CHECK: Final = timedelta(minutes=1)
-# Writes start this long after the first is queued.
-WRITE_DELAY: Final = 0.05
+# Writes start this many turns of the event loop after the first is queued
+# (not a time: a clock frozen in tests must not stop them).
+WRITE_DELAY: Final = 3
 RETENTION_HOUR: Final = 4
 
 
@@ -254,7 +255,8 @@ class Record:
         try:
             # The turn that asked ends first, and turns ending meanwhile
             # (satellites talking at once) share one transaction.
-            await asyncio.sleep(WRITE_DELAY)
+            for _ in range(WRITE_DELAY):
+                await asyncio.sleep(0)
             while self._pending:
                 write = self._next_write()
                 try:
