@@ -77,6 +77,9 @@ def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
     pipeline for debugging): the one whose intent stage is running for this
     conversation, which went through speech-to-text.
     """
+    if "assist_pipeline" not in hass.config.components:
+        return False
+    # Imported only when set up: assist_pipeline is an optional dependency.
     from homeassistant.components.assist_pipeline import (  # noqa: PLC0415
         PipelineEventType,
     )
@@ -84,8 +87,7 @@ def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
         KEY_ASSIST_PIPELINE,
     )
 
-    if (pipeline_data := hass.data.get(KEY_ASSIST_PIPELINE)) is None:
-        return False
+    pipeline_data = hass.data[KEY_ASSIST_PIPELINE]
     for runs in pipeline_data.pipeline_debug.values():
         for run in runs.values():
             types = [event.type for event in run.events]
