@@ -183,3 +183,11 @@ async def test_a_locked_database_is_reported_and_clears(
         (1,)
     ]
     await store.async_close()
+
+
+async def test_an_unwritable_database_is_reported(hass: HomeAssistant) -> None:
+    # A folder where the file should be: SQLite cannot open it.
+    await hass.async_add_executor_job(lambda: db_path(hass).mkdir(parents=True))
+    assert await async_setup_component(hass, DOMAIN, {})
+    assert not hass.data[DATA_STORE].available
+    assert issue_ids(hass) == {"database_unwritable"}
