@@ -9,16 +9,17 @@ it is left alone (and when it holds the tool's output pipe, the runner stops
 reading after SETTLE_TIME instead of waiting for it).
 """
 
+from collections.abc import Iterable
 import contextlib
 import os
-from pathlib import Path
 import secrets
 import signal
 
 MARK_NAME = "DESKTOP_ASSISTANT_TOOL_RUN"
-PROC = Path("/proc")
+PROC = "/proc"
 # A process forking as fast as it is killed cannot keep the search going.
 ROUNDS = 5
+PROBE_LIMIT = 256
 
 
 def new_mark() -> str:
@@ -26,15 +27,18 @@ def new_mark() -> str:
     return secrets.token_hex(16)
 
 
-def kill_marked(mark: str) -> int:
+def kill_marked(mark: str, first_pid: int) -> int:
     """SIGKILL every process whose environment holds the mark; return how many.
 
-    Blocking (it reads /proc): run it in a thread.
+    `first_pid` is the tool's: the kernel hands out pids in increasing order,
+    so only that one and larger ones can be its descendants, unless the numbers wrapped
+    around meanwhile; then every process is looked at. Blocking (it reads
+    /proc): run it in a thread.
     """
     entry = f"{MARK_NAME}={mark}".encode()
     killed = 0
     for _ in range(ROUNDS):
-        found = [pid for pid in _pids() if _is_marked(pid, entry)]
+        found = [pid for pid in _candidates(first_pid) if _is_marked(pid, entry)]
         for pid in found:
             killed += _kill(pid, entry)
         if not found:
@@ -42,21 +46,39 @@ def kill_marked(mark: str) -> int:
     return killed
 
 
-def _pids() -> list[int]:
+def _candidates(first_pid: int) -> Iterable[int]:
+    last_pid = _last_pid()
+    if 0 <= last_pid - first_pid < PROBE_LIMIT:
+        # Few pids were handed out since: trying each beats listing /proc.
+        return range(first_pid, last_pid + 1)
     try:
-        names = os.listdir(PROC)
+        pids = [int(name) for name in os.listdir(PROC) if name.isdigit()]
     except OSError:
         return []
-    own = os.getpid()
-    return [int(name) for name in names if name.isdigit() and int(name) != own]
+    return [pid for pid in pids if pid >= first_pid] if last_pid > first_pid else pids
+
+
+def _last_pid() -> int:
+    """The pid handed out last, or 0 when /proc does not say."""
+    try:
+        with open(f"{PROC}/sys/kernel/ns_last_pid", "rb") as file:
+            return int(file.read())
+    except (OSError, ValueError):
+        return 0
 
 
 def _is_marked(pid: int, entry: bytes) -> bool:
     try:
-        environ = (PROC / str(pid) / "environ").read_bytes()
+        fd = os.open(f"{PROC}/{pid}/environ", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         # Gone, or another user's: not ours either way.
         return False
+    try:
+        environ = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return entry in environ.split(b"\0")
 
 

@@ -281,7 +281,7 @@ async def _clean_up(
 ) -> bool:
     """Kill the tool and all it started; return whether its pipes were read to the end."""
     _kill_group(process.pid)
-    await asyncio.to_thread(kill_marked, mark)
+    await asyncio.to_thread(kill_marked, mark, process.pid)
     complete = await _settle(readers)
     await process.wait()
     return complete
