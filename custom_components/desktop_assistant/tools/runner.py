@@ -2,7 +2,7 @@
 
 import asyncio
 import codecs
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 import contextlib
 from dataclasses import dataclass, field
 import os
@@ -120,7 +120,7 @@ async def _run(
     process_env = {**os.environ, **env, MARK_NAME: mark}
     try:
         async with asyncio.timeout_at(deadline):
-            start = await asyncio.to_thread(
+            start = await _in_thread(
                 find_executable, program, tools_dir, process_env.get("PATH")
             )
     except CommandNotFound as err:
@@ -281,10 +281,24 @@ async def _clean_up(
 ) -> bool:
     """Kill the tool and all it started; return whether its pipes were read to the end."""
     _kill_group(process.pid)
-    await asyncio.to_thread(kill_marked, mark, process.pid)
+    await _in_thread(kill_marked, mark, process.pid)
     complete = await _settle(readers)
     await process.wait()
     return complete
+
+
+async def _in_thread[**P, R](
+    func: Callable[P, R], *args: P.args, **kwargs: P.kwargs
+) -> R:
+    """Run blocking work off the event loop; inline once the executor is shut down.
+
+    That happens while Home Assistant stops: a tool still gets its answer and
+    its children are still killed.
+    """
+    try:
+        return await asyncio.to_thread(func, *args, **kwargs)
+    except RuntimeError:
+        return func(*args, **kwargs)
 
 
 def _kill_group(pgid: int) -> None:
