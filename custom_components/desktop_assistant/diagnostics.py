@@ -1,12 +1,13 @@
-"""Diagnostics for desktop_assistant, with the API key redacted."""
+"""Diagnostics for desktop_assistant, with the API key and URL credentials redacted."""
 
 from typing import Any
 
 from homeassistant.components.diagnostics import async_redact_data
-from homeassistant.const import CONF_API_KEY
+from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import HomeAssistant
 
 from . import DesktopAssistantConfigEntry
+from .credentials import without_credentials
 
 TO_REDACT = {CONF_API_KEY}
 
@@ -15,4 +16,7 @@ async def async_get_config_entry_diagnostics(
     hass: HomeAssistant, entry: DesktopAssistantConfigEntry
 ) -> dict[str, Any]:
     """Return the entry and its agents' options."""
-    return {"entry": async_redact_data(entry.as_dict(), TO_REDACT)}
+    data = async_redact_data(entry.as_dict(), TO_REDACT)
+    data["title"] = without_credentials(data["title"])
+    data["data"][CONF_URL] = without_credentials(data["data"][CONF_URL])
+    return {"entry": data}

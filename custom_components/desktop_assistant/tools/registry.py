@@ -25,7 +25,7 @@ class ToolRegistry:
         self._folder = folder
         self._slots = asyncio.Semaphore(MAX_RUNNING)
         self._secrets: list[str] = []
-        self._redactor = Redactor(folder.env.values())
+        self._redactor = Redactor(folder.secrets)
 
     @property
     def folder(self) -> ToolFolder:
@@ -49,7 +49,7 @@ class ToolRegistry:
         return remove
 
     def _update_redactor(self) -> None:
-        self._redactor = Redactor([*self._folder.env.values(), *self._secrets])
+        self._redactor = Redactor([*self._folder.secrets, *self._secrets])
 
     @property
     def tools(self) -> list[ToolSpec]:
