@@ -16,7 +16,7 @@ from custom_components.desktop_assistant.tools import (
 from custom_components.desktop_assistant.tools.loader import parse_tool
 from custom_components.desktop_assistant.tools.spec import ToolSpec
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "500"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES") or 500)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
