@@ -27,17 +27,14 @@ is one line, `... (and N more until ...)`. A skipped file is named on stderr.
 
 # helperlib takes this folder off the import path: this file is named like the
 # standard library's calendar module, which dateutil (below) imports.
-from helperlib import HelperError, local_zone, run
+from helperlib import HelperError, OutOfTime, local_zone, run, time_limit
 
 # isort: split
-from collections.abc import Iterator
-import contextlib
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 import os
 from pathlib import Path
 import re
-import signal
 import sys
 import tempfile
 import textwrap
@@ -58,10 +55,6 @@ BUDGET_SECONDS = 10.0
 MAX_REPEATS = 31
 # Rules that can give thousands of occurrences a day.
 FREQUENT = re.compile(rb"FREQ=(SECONDLY|MINUTELY|HOURLY)", re.IGNORECASE)
-
-
-class TooSlow(BaseException):
-    """A file took longer than its share (BaseException: no library catches it)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -132,10 +125,10 @@ def event_lines(root: Path, start: date, days: int, zone: tzinfo | None) -> list
         seconds = min(FILE_SECONDS, deadline - clock())
         try:
             if seconds <= 0:
-                raise TooSlow
+                raise OutOfTime
             with time_limit(seconds):
                 lines.update(file_lines(data, span, zone))
-        except TooSlow:
+        except OutOfTime:
             print(f"skipped {name}: out of time expanding its events", file=sys.stderr)
         except Exception as err:  # A broken file must not hide the others.
             print(f"skipped {name}: {err}", file=sys.stderr)
@@ -176,22 +169,6 @@ def file_lines(
         more = f" (and {len(occurrences) - 1} more until {until})"
         lines.append(replace(first, text=first.text + more))
     return lines
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise TooSlow in the block once `seconds` have passed."""
-
-    def expire(signum: int, frame: object) -> None:
-        raise TooSlow
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def local_midnight(day: date, zone: tzinfo | None) -> datetime:
