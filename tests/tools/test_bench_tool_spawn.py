@@ -20,5 +20,5 @@ def test_tool_spawn_benchmark_prints_its_tables() -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == "Tool spawn: `echo hi`, 3 runs each way, alternating (ms)"
     assert lines[4].startswith("added by the runner")
-    assert lines[-3] == "A tool printing 100 MB"
+    assert lines[-4] == "A tool printing 100 MB"
     assert lines[-1].startswith("runner (stops at 2000 characters)")
