@@ -7,6 +7,7 @@ import json
 import os
 
 from hypothesis import HealthCheck, given, settings, strategies as st
+import pytest
 
 from custom_components.desktop_assistant.tools import (
     ArgumentError,
@@ -17,6 +18,8 @@ from custom_components.desktop_assistant.tools.loader import parse_tool
 from custom_components.desktop_assistant.tools.spec import ToolSpec
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES") or 500)
+# About 25 ms an example on a busy 2-core machine; the default limit is 120 s.
+pytestmark = pytest.mark.timeout(max(120, EXAMPLES // 10))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
