@@ -27,23 +27,21 @@ def new_mark() -> str:
     return secrets.token_hex(16)
 
 
-def kill_marked(mark: str, first_pid: int) -> int:
-    """SIGKILL every process whose environment holds the mark; return how many.
+def kill_marked(mark: str, first_pid: int) -> None:
+    """SIGKILL every process whose environment holds the mark.
 
     `first_pid` is the tool's: the kernel hands out pids in increasing order,
-    so only that one and larger ones can be its descendants, unless the numbers wrapped
-    around meanwhile; then every process is looked at. Blocking (it reads
-    /proc): run it in a thread.
+    so only it and larger ones can be its descendants, unless the numbers
+    wrapped around meanwhile; then every process is looked at. Blocking (it
+    reads /proc): run it in a thread.
     """
     entry = f"{MARK_NAME}={mark}".encode()
-    killed = 0
     for _ in range(ROUNDS):
         found = [pid for pid in _candidates(first_pid) if _is_marked(pid, entry)]
         for pid in found:
-            killed += _kill(pid, entry)
+            _kill(pid, entry)
         if not found:
             break
-    return killed
 
 
 def _candidates(first_pid: int) -> Iterable[int]:
@@ -82,17 +80,15 @@ def _is_marked(pid: int, entry: bytes) -> bool:
     return entry in environ.split(b"\0")
 
 
-def _kill(pid: int, entry: bytes) -> int:
+def _kill(pid: int, entry: bytes) -> None:
     """Kill through a pidfd, checked again, so a reused pid is never hit."""
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:
-        return 0
+        return
     try:
-        if not _is_marked(pid, entry):
-            return 0
-        with contextlib.suppress(ProcessLookupError):
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        return 1
+        if _is_marked(pid, entry):
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
     finally:
         os.close(pidfd)
