@@ -20,7 +20,8 @@ from .client import (
     NotOpenAICompatible,
     ServerTimeout,
 )
-from .const import DOMAIN
+from .const import DATA_TOOLS, DOMAIN
+from .credentials import without_credentials
 from .llm import ToolFilesAPI
 from .record import async_setup_record
 from .services import async_setup_services
@@ -49,6 +50,8 @@ async def async_setup_entry(
     hass: HomeAssistant, entry: DesktopAssistantConfigEntry
 ) -> bool:
     """Connect to the entry's llama-server and set up its agents."""
+    if (title := without_credentials(entry.title)) != entry.title:
+        hass.config_entries.async_update_entry(entry, title=title)
     client = LlamaServerClient(
         async_get_clientsession(hass),
         entry.data[CONF_URL],
@@ -59,12 +62,19 @@ async def async_setup_entry(
     except InvalidAuth as err:
         raise ConfigEntryAuthFailed("llama-server refused the API key") from err
     except (CannotConnect, ServerTimeout) as err:
-        raise ConfigEntryNotReady(f"llama-server is not reachable: {err!r}") from err
+        raise ConfigEntryNotReady(
+            without_credentials(f"llama-server is not reachable: {err!r}")
+        ) from err
     except NotOpenAICompatible as err:
         raise ConfigEntryError(
-            f"{client.url} is not an OpenAI-compatible server: {err}"
+            without_credentials(
+                f"{client.url} is not an OpenAI-compatible server: {err}"
+            )
         ) from err
     entry.runtime_data = client
+    if api_key := entry.data.get(CONF_API_KEY):
+        # A tool that prints the key (read from HA's storage) shows `***`.
+        entry.async_on_unload(hass.data[DATA_TOOLS].add_secret(api_key))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
     entry.async_on_unload(entry.add_update_listener(_async_reload_on_update))
     return True

@@ -63,6 +63,7 @@ from .const import (
     DEFAULT_URL,
     DOMAIN,
 )
+from .credentials import without_credentials
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ async def _async_check_server(
     try:
         return await client.async_list_models(), {}
     except LlamaServerError as err:
-        _LOGGER.debug("Checking %s failed: %r", url, err)
+        _LOGGER.debug("Checking failed: %s", without_credentials(f"{url}: {err!r}"))
         return [], {"base": ERRORS[type(err)]}
 
 
@@ -160,7 +161,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
             if not errors:
                 model = models[0] if models else ""
                 return self.async_create_entry(
-                    title=url,
+                    title=without_credentials(url),
                     data=_server_data(url, api_key),
                     subentries=[
                         {
@@ -190,7 +191,9 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
             _, errors = await _async_check_server(self.hass, url, api_key)
             if not errors:
                 return self.async_update_reload_and_abort(
-                    entry, title=url, data=_server_data(url, api_key)
+                    entry,
+                    title=without_credentials(url),
+                    data=_server_data(url, api_key),
                 )
         return self.async_show_form(
             step_id="reconfigure",
@@ -222,7 +225,9 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         return self.async_show_form(
             step_id="reauth_confirm",
             data_schema=REAUTH_SCHEMA,
-            description_placeholders={CONF_URL: entry.data[CONF_URL]},
+            description_placeholders={
+                CONF_URL: without_credentials(entry.data[CONF_URL])
+            },
             errors=errors,
         )
 
@@ -285,7 +290,10 @@ class ConversationFlowHandler(ConfigSubentryFlow):
         try:
             models = await client.async_list_models()
         except LlamaServerError as err:
-            _LOGGER.debug("Listing models of %s failed: %r", client.url, err)
+            _LOGGER.debug(
+                "Listing models failed: %s",
+                without_credentials(f"{client.url}: {err!r}"),
+            )
             return self.async_abort(reason="cannot_connect")
         options = (
             DEFAULT_AGENT_OPTIONS | {CONF_MODEL: models[0] if models else ""}

@@ -1,12 +1,13 @@
-"""Diagnostics for desktop_assistant, with the API key redacted."""
+"""Diagnostics for desktop_assistant, with the API key and URL credentials redacted."""
 
 from typing import Any
 
 from homeassistant.components.diagnostics import async_redact_data
-from homeassistant.const import CONF_API_KEY
+from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import HomeAssistant
 
 from . import DesktopAssistantConfigEntry
+from .credentials import without_credentials
 from .record import DATA_RECORD, database
 from .store import StoreError
 
@@ -20,9 +21,10 @@ async def async_get_config_entry_diagnostics(
 
     Of the conversation record only counts: transcripts stay out.
     """
-    diagnostics: dict[str, Any] = {
-        "entry": async_redact_data(entry.as_dict(), TO_REDACT)
-    }
+    data = async_redact_data(entry.as_dict(), TO_REDACT)
+    data["title"] = without_credentials(data["title"])
+    data["data"][CONF_URL] = without_credentials(data["data"][CONF_URL])
+    diagnostics: dict[str, Any] = {"entry": data}
     if (record := hass.data.get(DATA_RECORD)) is not None:
         diagnostics["record"] = {"available": record.available}
         if record.available:

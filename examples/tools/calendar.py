@@ -17,20 +17,28 @@ or `YYYY-MM-DD all day summary`; an event longer than a day ends with
 `(until ...)`. Prints `no events` when there are none. Recurrence (RRULE,
 RDATE, EXDATE, RECURRENCE-ID overrides, VTIMEZONE rules) is expanded by
 icalendar and recurring-ical-events, the integration's requirements.
+
+A hostile or broken file costs bounded time and hides nothing else: each
+file gets at most FILE_SECONDS (all together BUDGET_SECONDS, below the
+tool's timeout), files with rules repeating more often than daily are read
+last, and an event repeating more than MAX_REPEATS times in the asked days
+is one line, `... (and N more until ...)`. A skipped file is named on stderr.
 """
 
 # helperlib takes this folder off the import path: this file is named like the
 # standard library's calendar module, which dateutil (below) imports.
-from helperlib import HelperError, local_zone, run
+from helperlib import HelperError, OutOfTime, local_zone, run, time_limit
 
 # isort: split
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 import os
 from pathlib import Path
+import re
 import sys
 import tempfile
 import textwrap
+from time import monotonic as clock
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -39,6 +47,14 @@ import recurring_ical_events
 
 DEFAULT_DIR = "~/.local/share/calendars"
 MAX_DAYS = 366
+# Seconds one file may take to read and expand, and all files together
+# (calendar.toml gives the tool 15).
+FILE_SECONDS = 2.0
+BUDGET_SECONDS = 10.0
+# Occurrences of one event listed one by one; more become one line.
+MAX_REPEATS = 31
+# Rules that can give thousands of occurrences a day.
+FREQUENT = re.compile(rb"FREQ=(SECONDLY|MINUTELY|HOURLY)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, order=True)
@@ -98,22 +114,61 @@ def parse_days(text: str) -> int:
 
 def event_lines(root: Path, start: date, days: int, zone: tzinfo | None) -> list[str]:
     """Return the lines of every event overlapping the days, sorted."""
-    span_start = local_midnight(start, zone)
-    span_end = local_midnight(start + timedelta(days=days), zone)
+    span = (
+        local_midnight(start, zone),
+        local_midnight(start + timedelta(days=days), zone),
+    )
+    deadline = clock() + BUDGET_SECONDS
     lines: set[Line] = set()
+    for path, data in calendar_files(root):
+        name = path.relative_to(root)
+        seconds = min(FILE_SECONDS, deadline - clock())
+        try:
+            if seconds <= 0:
+                raise OutOfTime
+            with time_limit(seconds):
+                lines.update(file_lines(data, span, zone))
+        except OutOfTime:
+            print(f"skipped {name}: out of time expanding its events", file=sys.stderr)
+        except Exception as err:  # A broken file must not hide the others.
+            print(f"skipped {name}: {err}", file=sys.stderr)
+    return [line.text for line in sorted(lines)]
+
+
+def calendar_files(root: Path) -> list[tuple[Path, bytes]]:
+    """Return the .ics files and their bytes, those with frequent rules last."""
+    files = []
     for path in sorted(root.rglob("*.ics")):
         if any(part.startswith(".") for part in path.relative_to(root).parts):
             continue
         try:
-            calendar = icalendar.Calendar.from_ical(path.read_bytes())
-            events = recurring_ical_events.of(calendar).between(span_start, span_end)
-        except Exception as err:  # A broken file must not hide the others.
-            print(f"skipped {path.relative_to(root)}: {err}", file=sys.stderr)
+            files.append((path, path.read_bytes()))
+        except OSError as err:
+            print(f"skipped {path.relative_to(root)}: {err.strerror}", file=sys.stderr)
+    return sorted(files, key=lambda file: FREQUENT.search(file[1]) is not None)
+
+
+def file_lines(
+    data: bytes, span: tuple[datetime, datetime], zone: tzinfo | None
+) -> list[Line]:
+    """Return one file's lines; an event repeating too often is one line."""
+    calendar = icalendar.Calendar.from_ical(data)
+    series: dict[str, list[Line]] = {}
+    for event in recurring_ical_events.of(calendar).between(*span):
+        if str(event.get("STATUS", "")).upper() != "CANCELLED":
+            key = str(event.get("UID") or event.get("SUMMARY", ""))
+            series.setdefault(key, []).append(describe(event, zone))
+    lines = []
+    for occurrences in series.values():
+        occurrences.sort()
+        if len(occurrences) <= MAX_REPEATS:
+            lines += occurrences
             continue
-        for event in events:
-            if str(event.get("STATUS", "")).upper() != "CANCELLED":
-                lines.add(describe(event, zone))
-    return [line.text for line in sorted(lines)]
+        first, last = occurrences[0], occurrences[-1]
+        until = f"{last.day} {last.clock:%H:%M}" if last.timed else f"{last.day}"
+        more = f" (and {len(occurrences) - 1} more until {until})"
+        lines.append(replace(first, text=first.text + more))
+    return lines
 
 
 def local_midnight(day: date, zone: tzinfo | None) -> datetime:

@@ -6,11 +6,13 @@ then the text is `error: <reason>`, which the runner hands over as it is
 secret ever reaches that text.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+import contextlib
 from datetime import datetime, tzinfo
 import json
 import os
 from pathlib import Path
+import signal
 import sys
 import time
 from typing import Any
@@ -26,6 +28,8 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _H
 
 # Seconds a helper may wait for web services in all, below a tool's timeout.
 DEFAULT_WEB_TIMEOUT = 8.0
+# The most a web service's answer may hold; no answer the helpers read is near.
+MAX_BODY = 1 << 20
 USER_AGENT = "desktop-assistant-example-tools/1.0"
 
 _secrets: list[str] = []
@@ -34,6 +38,26 @@ _deadline: float | None = None
 
 class HelperError(Exception):
     """A failure the model is told about as `error: <message>`."""
+
+
+class OutOfTime(BaseException):
+    """A time limit passed (BaseException: no library code catches it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise OutOfTime in the block once `seconds` have passed, whatever it does."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def keep_secret(value: str) -> str:
@@ -104,8 +128,10 @@ def web_timeout() -> float:
 def get_json(url: str, service: str) -> tuple[int, Any]:
     """GET `url`; return the HTTP status and the JSON body (its text if not JSON).
 
-    Raises HelperError when the service cannot be reached or is too slow; an
-    HTTP error status is returned, for the caller to say what it means.
+    Raises HelperError when the service cannot be reached, is too slow (all
+    requests of a run share one deadline, however slowly the bytes come) or
+    answers more than MAX_BODY; an HTTP error status is returned, for the
+    caller to say what it means.
     """
     global _deadline  # noqa: PLW0603 - one budget for all requests of a run.
     total = web_timeout()
@@ -120,11 +146,22 @@ def get_json(url: str, service: str) -> tuple[int, Any]:
         url, headers={"Accept": "application/json", "User-Agent": USER_AGENT}
     )
     try:
-        with urllib.request.urlopen(request, timeout=remaining) as response:
-            return response.status, _decode(response.read())
+        with time_limit(remaining):
+            return _fetch(request, remaining, service)
+    except OutOfTime:
+        raise HelperError(f"{service} did not answer within {total:g} s") from None
+
+
+def _fetch(
+    request: urllib.request.Request, timeout: float, service: str
+) -> tuple[int, Any]:
+    total = web_timeout()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, _decode(_body(response, service))
     except urllib.error.HTTPError as err:
         with err:
-            return err.code, _decode(err.read())
+            return err.code, _decode(_body(err, service))
     except TimeoutError:
         raise HelperError(f"{service} did not answer within {total:g} s") from None
     except urllib.error.URLError as err:
@@ -133,6 +170,13 @@ def get_json(url: str, service: str) -> tuple[int, Any]:
         raise HelperError(f"cannot reach {service}: {_reason(err.reason)}") from None
     except OSError as err:
         raise HelperError(f"cannot reach {service}: {_reason(err)}") from None
+
+
+def _body(response: Any, service: str) -> bytes:
+    body = response.read(MAX_BODY + 1)
+    if len(body) > MAX_BODY:
+        raise HelperError(f"{service} answered more than {MAX_BODY >> 20} MB")
+    return body
 
 
 def _decode(body: bytes) -> Any:

@@ -1,6 +1,6 @@
 """A config folder holding a copy of examples/tools/, and the web stand-ins."""
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
 import json
 from pathlib import Path
@@ -23,9 +23,10 @@ def copy_examples(tools_dir: Path) -> None:
     shutil.copytree(EXAMPLES, tools_dir, ignore=shutil.ignore_patterns("__pycache__"))
 
 
-def config_toml(env: Mapping[str, str]) -> str:
-    """Return a config.toml whose [env] holds `env`."""
-    lines = ["[env]"] + [f"{name} = {json.dumps(value)}" for name, value in env.items()]
+def config_toml(env: Mapping[str, str], shown: Iterable[str] = ()) -> str:
+    """Return a config.toml whose [env] holds `env`; `shown` names visible ones."""
+    lines = [f"shown = {json.dumps(list(shown))}", "[env]"]
+    lines += [f"{name} = {json.dumps(value)}" for name, value in env.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -35,10 +36,12 @@ class ExampleFolder:
 
     root: Path
     env: dict[str, str] = field(default_factory=dict)
+    # [env] names whose values answers may show; all others become ***.
+    shown: set[str] = field(default_factory=set)
 
     async def run(self, name: str, arguments: dict[str, Any] | None = None) -> str:
         """Run a tool as the integration does; return what the model receives."""
-        (self.root / "config.toml").write_text(config_toml(self.env))
+        (self.root / "config.toml").write_text(config_toml(self.env, self.shown))
         folder = load_folder(self.root)
         assert not folder.problems
         return await ToolRegistry(folder).async_run(name, arguments or {})

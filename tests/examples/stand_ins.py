@@ -10,7 +10,9 @@
   403 `{"detailedError":{"code":"Forbidden","message":"You are not allowed
   to access this endpoint"}}`, no route 400 with `detailedError`.
 
-Each records the query of every request and can wait before answering.
+Each records the query of every request and can wait before answering,
+send its answer a byte at a time, or pad it (with JSON's own whitespace) to
+any size.
 """
 
 import asyncio
@@ -61,6 +63,10 @@ class StandIn:
 
     # Seconds to wait before answering anything.
     delay: float = 0.0
+    # Seconds between the bytes of a body, when it is sent a byte at a time.
+    drip: float = 0.0
+    # Spaces sent after a body.
+    padding: int = 0
     # The query of each request, with its path under "path".
     requests: list[dict[str, str]] = field(default_factory=list)
     url: str = ""
@@ -79,8 +85,35 @@ class StandIn:
                 await asyncio.wait_for(self.stopping.wait(), self.delay)
         return query
 
+    @web.middleware
+    async def shape(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Send an answer slowly (drip) or padded, as a broken service might."""
+        response = await handler(request)
+        if not (self.drip or self.padding) or not isinstance(response, web.Response):
+            return response
+        body = bytes(response.body or b"")
+        streamed = web.StreamResponse(status=response.status)
+        streamed.content_type = response.content_type
+        await streamed.prepare(request)
+        # The client hangs up on a body it will not read to the end.
+        with contextlib.suppress(ConnectionError):
+            if self.drip:
+                for byte in body:
+                    await streamed.write(bytes([byte]))
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.stopping.wait(), self.drip)
+                    if self.stopping.is_set():
+                        return streamed
+            else:
+                await streamed.write(body)
+                spaces = b" " * (1 << 16)
+                for _ in range(self.padding >> 16):
+                    await streamed.write(spaces)
+            await streamed.write_eof()
+        return streamed
+
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(middlewares=[self.shape])
         self.routes(app)
         self._runner = web.AppRunner(app, shutdown_timeout=0.1)
         await self._runner.setup()

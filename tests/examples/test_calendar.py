@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 import subprocess
 import textwrap
+import time
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -317,6 +318,77 @@ async def test_missing_folder_is_named_by_its_setting(
         "to the vdir (one folder per calendar, .ics files)"
     )
     assert "private-calendars" not in result
+
+
+SECONDLY = """
+    BEGIN:VEVENT
+    UID:every-second-{index}
+    DTSTAMP:20260901T120000Z
+    DTSTART:20200101T000000Z
+    RRULE:FREQ=SECONDLY
+    SUMMARY:Tick
+    END:VEVENT
+"""
+MINUTELY_ALL_YEAR = """
+    BEGIN:VEVENT
+    UID:every-minute
+    DTSTAMP:20260901T120000Z
+    DTSTART:20260101T000000Z
+    RRULE:FREQ=MINUTELY;UNTIL=20270101T000000Z
+    SUMMARY:Tock
+    END:VEVENT
+"""
+# Cheap to expand (it starts on the day) but 600 lines long.
+MINUTELY_TODAY = """
+    BEGIN:VEVENT
+    UID:pings
+    DTSTAMP:20260901T120000Z
+    DTSTART;TZID=Europe/Rome:20261104T100000
+    RRULE:FREQ=MINUTELY;COUNT=600
+    SUMMARY:Ping
+    END:VEVENT
+"""
+
+
+@pytest.mark.parametrize("secondly_files", [1, 6])
+async def test_hostile_files_cost_bounded_time_and_hide_nothing(
+    calendar: ExampleFolder, vdir: Path, secondly_files: int
+) -> None:
+    for index in range(secondly_files):
+        write_ics(
+            vdir / "aaa-hostile" / f"seconds-{index}.ics",
+            SECONDLY.format(index=index),
+        )
+    write_ics(vdir / "aaa-hostile" / "minutes.ics", MINUTELY_ALL_YEAR)
+    write_ics(vdir / "aaa-hostile" / "pings.ics", MINUTELY_TODAY)
+    started = time.monotonic()
+    result = await calendar.run("calendar", {"start": "2026-10-22", "days": 15})
+    elapsed = time.monotonic() - started
+
+    # Every event of the other files, and the flood as one line.
+    assert result.splitlines() == sorted(
+        [
+            *FORTNIGHT.splitlines(),
+            "2026-11-04 10:00 Ping (and 599 more until 2026-11-04 19:59)",
+        ],
+        key=lambda line: line[:10],
+    )
+    # 2 s at most per file, 10 s for all: within the tool's 15 s timeout.
+    assert elapsed < 14
+    # The next question works.
+    assert await calendar.run("calendar", {"start": "2026-11-03", "days": 1}) == (
+        "2026-11-03 12:30 Team lunch"
+    )
+
+
+def test_skipped_hostile_file_is_named_on_stderr(vdir: Path) -> None:
+    write_ics(vdir / "hostile" / "seconds.ics", SECONDLY.format(index=0))
+    done = run_helper("2026-11-03", "1", env={"CALENDAR_DIR": str(vdir)})
+
+    assert (done.returncode, done.stdout) == (0, "2026-11-03 12:30 Team lunch\n")
+    assert "skipped hostile/seconds.ics: out of time expanding its events\n" in (
+        done.stderr
+    )
 
 
 def run_helper(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

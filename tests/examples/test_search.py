@@ -77,6 +77,33 @@ async def test_slow_instance(search: ExampleFolder, searxng: SearXNG) -> None:
     assert time.monotonic() - started < 4
 
 
+async def test_answer_sent_a_byte_at_a_time_meets_the_deadline(
+    search: ExampleFolder, searxng: SearXNG
+) -> None:
+    # Each byte comes well within a socket timeout; the answer never does.
+    searxng.drip = 0.05
+    search.env["TOOL_WEB_TIMEOUT"] = "1"
+    started = time.monotonic()
+
+    assert await search.run("search", {"query": "weather"}) == (
+        "error: SearXNG did not answer within 1 s"
+    )
+    assert time.monotonic() - started < 4
+    # The next question works.
+    searxng.drip = 0
+    assert await search.run("search", {"query": "weather"}) == (
+        "no results for 'weather'"
+    )
+
+
+async def test_answer_too_big(search: ExampleFolder, searxng: SearXNG) -> None:
+    searxng.padding = 50 << 20
+
+    assert await search.run("search", {"query": "weather"}) == (
+        "error: SearXNG answered more than 1 MB"
+    )
+
+
 async def test_unreachable_instance(
     example_folder: ExampleFolder, socket_enabled: None
 ) -> None:

@@ -35,6 +35,7 @@ def travel(example_folder: ExampleFolder, tomtom: TomTom) -> ExampleFolder:
         "TOMTOM_URL": tomtom.url,
         "TRAVEL_HOME": "Utrecht",
     }
+    example_folder.shown.add("TRAVEL_HOME")
     tomtom.places = {"schiphol": [SCHIPHOL], "utrecht": [UTRECHT]}
     return example_folder
 

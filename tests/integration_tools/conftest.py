@@ -48,7 +48,7 @@ def tool_folder(hass: HomeAssistant) -> Path:
     folder = Path(hass.config.path(DOMAIN))
     write_tool(folder, "weather", WEATHER_TOOL)
     write_script(folder / "tools" / "weather.sh", WEATHER_SH)
-    (folder / "config.toml").write_text('[env]\nHOME_CITY = "Bologna"\n')
+    (folder / "config.toml").write_text('[env]\nHOME_CITY = "Bari"\n')
     return folder
 
 

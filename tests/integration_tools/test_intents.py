@@ -48,7 +48,7 @@ async def test_intent_answers_with_the_tool_output(
     assert response.speech["plain"]["speech"] == "Weather in Rome in 2 days: sunny"
 
     response = await intent.async_handle(hass, "test", "DesktopAssistantWeather", {})
-    assert response.speech["plain"]["speech"] == "Weather in Bologna in 0 days: sunny"
+    assert response.speech["plain"]["speech"] == "Weather in Bari in 0 days: sunny"
 
 
 async def test_intent_with_a_failing_tool_or_bad_slot(

@@ -28,7 +28,7 @@ async def test_run_tool_response_data(
         hass, {"tool": "weather", "arguments": '{"place": "Oslo"}'}
     ) == {"result": "Weather in Oslo in 0 days: sunny"}
     assert await run_tool(hass, {"tool": "weather"}) == {
-        "result": "Weather in Bologna in 0 days: sunny"
+        "result": "Weather in Bari in 0 days: sunny"
     }
 
 

@@ -59,7 +59,8 @@ def test_check_prints_every_problem(write_folder: WriteFolder, folder: Path) -> 
     done = cli("check", str(folder))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
-        "config.toml: colour: unknown key: config.toml holds only an [env] table",
+        "config.toml: colour: unknown key: config.toml holds an [env] table "
+        "and a shown list",
         "tools/Bad-Name.toml: bad tool name 'Bad-Name': "
         "the file name is the tool name, a-z 0-9 _",
         "tools/bad.toml: command[1]: {who} names no parameter (params: none)",

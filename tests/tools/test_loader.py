@@ -317,6 +317,43 @@ def test_config_env_not_a_table(write_folder: WriteFolder, folder: Path) -> None
     assert "http://x" not in str(loaded.problems[0])
 
 
+def test_config_shown_names_env_entries(
+    write_folder: WriteFolder, folder: Path
+) -> None:
+    write_folder(
+        config="""
+            shown = ["TRAVEL_HOME"]
+            [env]
+            TRAVEL_HOME = "Domplein 1, Utrecht"
+            TOMTOM_API_KEY = "k-0d9f77"
+        """
+    )
+    loaded = load_folder(folder)
+    assert loaded.problems == ()
+    assert loaded.shown == {"TRAVEL_HOME"}
+    assert loaded.secrets == ["k-0d9f77"]
+
+
+@pytest.mark.parametrize(
+    ("shown", "message"),
+    [
+        ('"TRAVEL_HOME"', 'must be a list of [env] names: ["TRAVEL_HOME"]'),
+        ("[1]", 'must be a list of [env] names: ["TRAVEL_HOME"]'),
+        ('["TRAVEL_HOEM"]', "'TRAVEL_HOEM' names no [env] entry"),
+    ],
+)
+def test_config_bad_shown(
+    write_folder: WriteFolder, folder: Path, shown: str, message: str
+) -> None:
+    write_folder(config=f'shown = {shown}\n[env]\nTRAVEL_HOME = "Utrecht"\n')
+    loaded = load_folder(folder)
+    assert [str(problem) for problem in loaded.problems] == [
+        f"config.toml: shown: {message}"
+    ]
+    # Every value stays secret until `shown` is right.
+    assert loaded.secrets == ["Utrecht"]
+
+
 def test_tools_that_is_a_file(folder: Path) -> None:
     folder.mkdir()
     (folder / "tools").write_text("not a folder")

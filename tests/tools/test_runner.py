@@ -5,6 +5,7 @@ import json
 import os
 from pathlib import Path
 import resource
+import sys
 import time
 
 import pytest
@@ -38,8 +39,8 @@ HOSTILE = {
     "command substitution": "$(id)",
     "back-ticks": "`id`",
     "space": "a b",
-    "option with value": "--flag=1",
-    "short options": "-rf",
+    "option after a space": " --flag=1",
+    "dash inside": "a-rf",
     "newline": "line one\nline two",
     "quotes": 'it\'s "quoted"',
     "unicode": "Zürich ☀ 東京",
@@ -79,7 +80,10 @@ def dump_registry(
     return registry_for(folder)
 
 
-@pytest.mark.parametrize("value", HOSTILE.values(), ids=HOSTILE)
+OPTIONS = {"option with value": "--flag=1", "short options": "-rf", "dash": "-"}
+
+
+@pytest.mark.parametrize("value", (HOSTILE | OPTIONS).values(), ids=HOSTILE | OPTIONS)
 def test_build_argv_keeps_a_value_in_its_element(value: str) -> None:
     argv = build_argv(
         ("tool", "{value}", "--fixed", "pre-{value}-post"), {"value": value}
@@ -129,6 +133,17 @@ async def test_hostile_value_reaches_the_tool_as_one_argument(
         "--fixed",
         f"pre-{value}-post",
     ]
+
+
+@pytest.mark.parametrize("value", OPTIONS.values(), ids=OPTIONS)
+async def test_value_that_would_be_an_option_is_refused(
+    dump_registry: ToolRegistry, argv_out: Path, value: str
+) -> None:
+    assert await dump_registry.async_run("dump", {"value": value}) == (
+        "error: parameter 'value' may not start with \"-\": "
+        "the command would read it as an option"
+    )
+    assert not argv_out.exists()  # noqa: ASYNC240
 
 
 async def test_values_never_reach_a_shell(
@@ -241,15 +256,19 @@ async def test_env_reaches_the_tool_with_the_process_environment(
         scripts={
             "env.py": """
                 #!python
-                import json, os
+                import json, os, sys
                 names = ("SEARXNG_URL", "PATH")
-                print(json.dumps({name: os.environ.get(name) for name in names}))
+                with open(sys.argv[0] + ".json", "w") as out:
+                    json.dump({name: os.environ.get(name) for name in names}, out)
+                print("using", os.environ["SEARXNG_URL"])
             """
         },
         config='[env]\nSEARXNG_URL = "http://searxng.example.org"\n',
     )
-    seen = json.loads(await registry_for(folder).async_run("env"))
-    assert seen == {
+    seen_file = folder / "tools" / "env.py.json"
+    # The value reaches the tool; what the tool prints of it does not come back.
+    assert await registry_for(folder).async_run("env") == "using ***"
+    assert json.loads(seen_file.read_text()) == {
         "SEARXNG_URL": "http://searxng.example.org",
         "PATH": os.environ["PATH"],
     }
@@ -440,16 +459,45 @@ async def test_helper_that_cannot_be_executed(
 ) -> None:
     write_folder(
         tools={
-            "plain": 'description = "x"\ncommand = ["plain.sh"]\n',
+            "plain": 'description = "x"\ncommand = ["plain.rb"]\n',
             "noshebang": 'description = "x"\ncommand = ["noshebang"]\n',
         },
         scripts={"noshebang": "echo no interpreter line\n"},
     )
-    (folder / "tools" / "plain.sh").write_text("#!/bin/sh\necho hi\n")
+    (folder / "tools" / "plain.rb").write_text("#!/usr/bin/ruby\nputs 'hi'\n")
     registry = registry_for(folder)
     assert await registry.async_run("plain") == (
-        "error: tools/plain.sh is not executable (chmod +x)"
+        "error: tools/plain.rb is not executable (chmod +x)"
     )
     assert await registry.async_run("noshebang") == (
         "error: noshebang could not be started: Exec format error"
+    )
+
+
+async def test_scripts_without_the_executable_bit_run_by_their_kind(
+    write_folder: WriteFolder, folder: Path
+) -> None:
+    # As copied through Samba or the File editor: mode 644, no way to chmod.
+    write_folder(
+        tools={
+            "py": 'description = "x"\ncommand = ["hello.py", "{who}"]\n'
+            '[params.who]\ntype = "string"\ndescription = "who"\n',
+            "sh": 'description = "x"\ncommand = ["hello.sh", "{who}"]\n'
+            '[params.who]\ntype = "string"\ndescription = "who"\n',
+        },
+    )
+    tools = folder / "tools"
+    # No interpreter line: which Python runs it is up to the runner.
+    (tools / "hello.py").write_text(
+        "import sys\nprint('py', sys.argv[1], sys.executable)\n"
+    )
+    (tools / "hello.sh").write_text('echo "sh $1 $0"\n')
+    for script in ("hello.py", "hello.sh"):
+        assert not os.access(tools / script, os.X_OK)
+    registry = registry_for(folder)
+    assert await registry.async_run("py", {"who": "a b; c"}) == (
+        f"py a b; c {sys.executable}"
+    )
+    assert await registry.async_run("sh", {"who": "a b; c"}) == (
+        f"sh a b; c {tools / 'hello.sh'}"
     )

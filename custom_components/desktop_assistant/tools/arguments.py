@@ -1,4 +1,8 @@
-"""Turn a model's (or a person's) arguments into the strings put into argv."""
+"""Turn a model's (or a person's) arguments into the strings put into argv.
+
+Whatever the arguments hold (numbers of any size, any nesting, any text),
+the answer is the values or an ArgumentError; nothing else is raised.
+"""
 
 from collections.abc import Callable, Mapping
 import json
@@ -6,9 +10,14 @@ import math
 import re
 from typing import Any
 
-from .spec import Param, ToolSpec
+from .spec import PLACEHOLDER, Param, ToolSpec
 
 INTEGER = re.compile(r"[+-]?\d+")
+# Python's own limit for turning digits into an int; no tool needs more.
+MAX_DIGITS = 4300
+BIGGEST = 10**MAX_DIGITS
+# How much of a wrong value an error message quotes.
+PREVIEW = 40
 
 
 class ArgumentError(ValueError):
@@ -24,46 +33,94 @@ def parse_arguments(
     """
     data: object = arguments
     if isinstance(arguments, str):
-        try:
-            data = json.loads(arguments) if arguments.strip() else None
-        except json.JSONDecodeError as err:
-            raise ArgumentError(
-                f"arguments are not valid JSON: {err.msg} "
-                f"(line {err.lineno}, column {err.colno})"
-            ) from None
+        data = _decode(arguments)
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
         raise ArgumentError("arguments must be a JSON object")
-    if unknown := sorted(str(key) for key in data if key not in spec.params):
+    if unknown := sorted(_key(key) for key in data if key not in spec.params):
         takes = ", ".join(spec.params) or "no parameters"
         raise ArgumentError(
-            f"unknown parameter {unknown[0]!r}: {spec.name} takes {takes}"
+            f"unknown parameter {unknown[0]}: {spec.name} takes {takes}"
         )
     values = dict.fromkeys(spec.params, "")
     for name, value in data.items():
         text = _as_text(spec.params[name], value)
         _check_passable(name, text)
         values[name] = text
+    _check_no_option(spec, values)
     return values
+
+
+def _decode(text: str) -> object:
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text, parse_int=_json_integer)
+    except json.JSONDecodeError as err:
+        raise ArgumentError(
+            f"arguments are not valid JSON: {err.msg} "
+            f"(line {err.lineno}, column {err.colno})"
+        ) from None
+    except RecursionError:
+        raise ArgumentError("arguments are nested too deeply") from None
+
+
+def _json_integer(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_DIGITS:
+        raise ArgumentError(f"a number in the arguments has over {MAX_DIGITS} digits")
+    return int(digits)
 
 
 def _as_text(param: Param, value: object) -> str:
     """Return the string form of a value, checked against the parameter's type."""
     if value is None or value == "":
         return ""
+    if _too_many_digits(param, value):
+        raise ArgumentError(f"parameter {param.name!r} has over {MAX_DIGITS} digits")
     if (text := CONVERTERS[param.type](value)) is not None:
         return text
-    shown = json.dumps(value, ensure_ascii=False, default=str)
-    if len(shown) > 40:
-        shown = shown[:40] + "..."
     raise ArgumentError(
-        f"parameter {param.name!r} must be {_article(param)}, got {shown}"
+        f"parameter {param.name!r} must be {_article(param)}, got {_preview(value)}"
     )
 
 
+def _too_many_digits(param: Param, value: object) -> bool:
+    """Whether int() or str() of the value would refuse it (or take seconds)."""
+    if isinstance(value, int):
+        return abs(value) >= BIGGEST
+    if param.type == "integer" and isinstance(value, str):
+        return bool(INTEGER.fullmatch(text := value.strip())) and (
+            len(text.lstrip("+-")) > MAX_DIGITS
+        )
+    return False
+
+
+def _key(key: object) -> str:
+    """Return a parameter name as a message quotes it."""
+    if isinstance(key, str):
+        return repr(key[:PREVIEW] + "..." if len(key) > PREVIEW else key)
+    return _preview(key)
+
+
+def _preview(value: object) -> str:
+    """Return the start of a value as JSON, for a message; never raises."""
+    if isinstance(value, str):
+        value = value[: PREVIEW + 1]
+    elif isinstance(value, int) and abs(value) >= BIGGEST:
+        return f"a number of over {MAX_DIGITS} digits"
+    try:
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+    except (RecursionError, TypeError, ValueError):
+        return f"a {type(value).__name__} too deep or too large to show"
+    if len(shown) > PREVIEW:
+        shown = shown[:PREVIEW] + "..."
+    return shown
+
+
 # Each returns the argv form of a value, or None when the value has the wrong
-# type. Booleans are checked first: in Python True is also an int.
+# type. Booleans are checked first: in Python True is also an int. Numbers
+# past MAX_DIGITS never get here.
 
 
 def _string(value: object) -> str | None:
@@ -89,7 +146,9 @@ def _integer(value: object) -> str | None:
 def _number(value: object) -> str | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float) and math.isfinite(value):
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
         return str(value)
     if isinstance(value, str) and _is_finite_number(value):
         return value.strip()
@@ -120,6 +179,26 @@ def _check_passable(name: str, text: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise ArgumentError(f"parameter {name!r} is not valid Unicode text") from None
+
+
+def _check_no_option(spec: ToolSpec, values: Mapping[str, str]) -> None:
+    """Refuse text that would start an argument with `-`: it would be an option.
+
+    Only the value that begins an element counts: `--city={place}` is safe
+    whatever the place. Numbers may be negative.
+    """
+    for element in spec.command[1:]:
+        position = 0
+        while match := PLACEHOLDER.match(element, position):
+            name = match[1]
+            if values[name]:
+                if spec.params[name].type == "string" and values[name][0] == "-":
+                    raise ArgumentError(
+                        f'parameter {name!r} may not start with "-": '
+                        "the command would read it as an option"
+                    )
+                break
+            position = match.end()
 
 
 def _is_finite_number(text: str) -> bool:

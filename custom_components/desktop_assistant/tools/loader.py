@@ -26,6 +26,7 @@ from .spec import (
 
 CONFIG_FILE = "config.toml"
 TOOLS_DIR = "tools"
+CONFIG_KEYS = frozenset({"env", "shown"})
 TOOL_KEYS = frozenset({"description", "command", "timeout", "announce", "params"})
 PARAM_KEYS = frozenset({"type", "description"})
 LANGUAGE = re.compile(r"[a-z]{2,3}(-[a-z0-9]+)*", re.IGNORECASE)
@@ -39,9 +40,9 @@ def load_folder(root: Path) -> ToolFolder:
     if root.exists() and not root.is_dir():
         problems.append(Problem(root.name, None, "must be a folder"))
         return ToolFolder(root, problems=tuple(problems))
-    env = _load_config(root / CONFIG_FILE, problems)
+    env, shown = _load_config(root / CONFIG_FILE, problems)
     tools = _load_tools(root / TOOLS_DIR, problems)
-    return ToolFolder(root, tools=tools, env=env, problems=tuple(problems))
+    return ToolFolder(root, tools=tools, env=env, problems=tuple(problems), shown=shown)
 
 
 def _reporter(file: str, problems: list[Problem]) -> Report:
@@ -64,21 +65,25 @@ def _read_toml(path: Path, report: Report) -> dict[str, Any] | None:
     return None
 
 
-def _load_config(path: Path, problems: list[Problem]) -> dict[str, str]:
-    """Return config.toml's [env]. Values are secrets: no message quotes them."""
+def _load_config(
+    path: Path, problems: list[Problem]
+) -> tuple[dict[str, str], frozenset[str]]:
+    """Return config.toml's [env] and `shown` names. No message quotes a value."""
     if not path.exists():
-        return {}
+        return {}, frozenset()
     report = _reporter(CONFIG_FILE, problems)
     data = _read_toml(path, report)
     if data is None:
-        return {}
+        return {}, frozenset()
     for key in data:
-        if key != "env":
-            report(key, "unknown key: config.toml holds only an [env] table")
+        if key not in CONFIG_KEYS:
+            report(
+                key, "unknown key: config.toml holds an [env] table and a shown list"
+            )
     table = data.get("env", {})
     if not isinstance(table, dict):
         report("env", 'must be a table of NAME = "value" entries')
-        return {}
+        table = {}
     env: dict[str, str] = {}
     for name, value in table.items():
         if not name or "=" in name or "\0" in name:
@@ -89,7 +94,20 @@ def _load_config(path: Path, problems: list[Problem]) -> dict[str, str]:
             report(f"env.{name}", "must not contain a NUL character")
         else:
             env[name] = value
-    return env
+    return env, _parse_shown(data.get("shown", []), table, report)
+
+
+def _parse_shown(
+    value: object, table: dict[str, Any], report: Report
+) -> frozenset[str]:
+    """Names of [env] entries a tool's answer may show (a home town, not a key)."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        report("shown", 'must be a list of [env] names: ["TRAVEL_HOME"]')
+        return frozenset()
+    for name in value:
+        if name not in table:
+            report("shown", f"{name!r} names no [env] entry")
+    return frozenset(value)
 
 
 def _load_tools(tools_dir: Path, problems: list[Problem]) -> dict[str, ToolSpec]:

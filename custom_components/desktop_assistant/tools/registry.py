@@ -1,19 +1,31 @@
 """The loaded tools, as the agent, intents, services and the command line use them."""
 
-from collections.abc import Iterable, Mapping
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
 import random
 from typing import Any
 
 from .arguments import ArgumentError, parse_arguments
+from .redaction import Redactor
 from .runner import run_tool
 from .spec import Problem, ToolFolder, ToolSpec
 
+# Tool processes running at once; more wait for a slot, within their timeout.
+MAX_RUNNING = 8
+
 
 class ToolRegistry:
-    """The tools of one config folder. A reload swaps the folder, not the registry."""
+    """The tools of one config folder. A reload swaps the folder, not the registry.
+
+    One registry serves a whole Home Assistant, so its limit on running tools
+    holds for every agent, intent and action together.
+    """
 
     def __init__(self, folder: ToolFolder) -> None:
         self._folder = folder
+        self._slots = asyncio.Semaphore(MAX_RUNNING)
+        self._secrets: list[str] = []
+        self._redactor = Redactor(folder.secrets)
 
     @property
     def folder(self) -> ToolFolder:
@@ -23,6 +35,21 @@ class ToolRegistry:
     def replace(self, folder: ToolFolder) -> None:
         """Use the tools of a newly read folder from now on."""
         self._folder = folder
+        self._update_redactor()
+
+    def add_secret(self, secret: str) -> Callable[[], None]:
+        """Keep a value (an API key) out of every result; return its removal."""
+        self._secrets.append(secret)
+        self._update_redactor()
+
+        def remove() -> None:
+            self._secrets.remove(secret)
+            self._update_redactor()
+
+        return remove
+
+    def _update_redactor(self) -> None:
+        self._redactor = Redactor([*self._folder.secrets, *self._secrets])
 
     @property
     def tools(self) -> list[ToolSpec]:
@@ -56,7 +83,16 @@ class ToolRegistry:
     async def async_run(
         self, name: str, arguments: str | Mapping[str, Any] | None = None
     ) -> str:
-        """Run a tool with JSON (or decoded) arguments; return text or `error: ...`."""
+        """Run a tool with JSON (or decoded) arguments; return text or `error: ...`.
+
+        No [env] value or API key is in the text: each becomes `***`.
+        """
+        redactor = self._redactor
+        return redactor.redact(await self._run(name, arguments, redactor))
+
+    async def _run(
+        self, name: str, arguments: str | Mapping[str, Any] | None, redactor: Redactor
+    ) -> str:
         spec = self.get(name)
         if spec is None:
             known = ", ".join(sorted(self._folder.tools)) or "none"
@@ -66,5 +102,10 @@ class ToolRegistry:
         except ArgumentError as err:
             return f"error: {err}"
         return await run_tool(
-            spec, values, tools_dir=self._folder.tools_dir, env=self._folder.env
+            spec,
+            values,
+            tools_dir=self._folder.tools_dir,
+            env=self._folder.env,
+            slots=self._slots,
+            redactor=redactor,
         )

@@ -91,11 +91,18 @@ class ToolFolder:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
+    # Names of [env] entries whose values a tool's answer may show.
+    shown: frozenset[str] = frozenset()
 
     @property
     def tools_dir(self) -> Path:
         """The folder of tool files, where a command's helper scripts live too."""
         return self.root / "tools"
+
+    @property
+    def secrets(self) -> list[str]:
+        """The [env] values no answer may show: all but the `shown` ones."""
+        return [value for name, value in self.env.items() if name not in self.shown]
 
 
 def camel_case(name: str) -> str:

@@ -95,7 +95,9 @@ def settings(
                 "TOMTOM_API_KEY": TOMTOM_KEY,
                 "TRAVEL_HOME": "Utrecht",
                 "TOOL_WEB_TIMEOUT": "5",
-            }
+            },
+            # The home town is no secret: the travel answer names it.
+            shown=["TRAVEL_HOME"],
         )
     )
     return root
