@@ -67,7 +67,7 @@ def integration_tools(hass: HomeAssistant) -> list[Tool]:
     if (registry := hass.data.get(DATA_TOOLS)) is not None:
         tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
     if (record := hass.data.get(DATA_RECORD)) is not None and record.available:
-        tools.append(RecallConversationsTool(record))
+        tools.append(RecallConversationsTool())
     return tools
 
 

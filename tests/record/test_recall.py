@@ -27,7 +27,7 @@ CONTEXT = llm.LLMContext(
 
 
 async def recall(hass: HomeAssistant, record: Record, **arguments: Any) -> Any:
-    result = await RecallConversationsTool(record).async_call(
+    result = await RecallConversationsTool().async_call(
         hass, llm.ToolInput(RECALL_TOOL, arguments), CONTEXT
     )
     return result.data if not result.error else ("error", result.data["result"])

@@ -8,15 +8,17 @@ quiet through `async_listen_quiet`.
 """
 
 from homeassistant.core import HomeAssistant
-from homeassistant.util.hass_dict import HassKey
 
-from ..const import DOMAIN
 from ..store import Store
 from .recall import RECALL_TOOL, RecallConversationsTool
-from .recorder import InProgress, Record, TurnRecording, async_listen_quiet
+from .recorder import (
+    DATA_RECORD,
+    InProgress,
+    Record,
+    TurnRecording,
+    async_listen_quiet,
+)
 from .websocket import async_register_commands
-
-DATA_RECORD: HassKey[Record] = HassKey(f"{DOMAIN}_record")
 
 __all__ = [
     "DATA_RECORD",

@@ -11,7 +11,7 @@ import probatio as vol
 from ..const import DOMAIN
 from ..store import StoreError
 from . import database
-from .recorder import Record
+from .recorder import DATA_RECORD, Record
 from .search import match_expression, search_words, snippets
 
 MAX_CONVERSATIONS: Final = 5
@@ -115,10 +115,6 @@ class RecallConversationsTool(llm.Tool):
     )
     integration = DOMAIN
 
-    def __init__(self, record: Record) -> None:
-        """Search `record`."""
-        self.record = record
-
     @override
     async def async_call(
         self,
@@ -134,7 +130,7 @@ class RecallConversationsTool(llm.Tool):
                 arguments.get("day"), arguments.get("from"), arguments.get("to")
             )
             conversations = await async_recall(
-                self.record,
+                hass.data[DATA_RECORD],
                 str(arguments.get("query") or ""),
                 start=start,
                 end=end,
