@@ -10,6 +10,7 @@ from homeassistant.config_entries import (
     ConfigFlow,
     ConfigFlowResult,
     ConfigSubentryFlow,
+    OptionsFlow,
     SubentryFlowResult,
 )
 from homeassistant.const import (
@@ -55,9 +56,14 @@ from .const import (
     DEFAULT_NAME,
     DEFAULT_URL,
     DOMAIN,
+    TOOLS_FOLDER,
 )
+from .example_tools import InstallReport
+from .tool_folder import async_install_examples
 
 _LOGGER = logging.getLogger(__name__)
+
+CONF_INSTALL_EXAMPLES = "install_examples"
 
 # Error key shown in the form for each way checking the server can fail.
 ERRORS: dict[type[LlamaServerError], str] = {
@@ -197,6 +203,12 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
             errors=errors,
         )
 
+    @staticmethod
+    @callback
+    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+        """Return the flow behind the entry's Configure button."""
+        return ExampleToolsOptionsFlow()
+
     @classmethod
     @callback
     def async_get_supported_subentry_types(
@@ -204,6 +216,54 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
     ) -> dict[str, type[ConfigSubentryFlow]]:
         """Return the subentry types: conversation agents."""
         return {"conversation": ConversationFlowHandler}
+
+
+class ExampleToolsOptionsFlow(OptionsFlow):
+    """Install the example tools into the config folder, from the UI."""
+
+    def __init__(self) -> None:
+        """Start with nothing installed."""
+        self._report = InstallReport((), ())
+
+    async def async_step_init(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Offer to install the example tools; files already there are kept."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            if not user_input[CONF_INSTALL_EXAMPLES]:
+                return self.async_create_entry(data=dict(self.config_entry.options))
+            try:
+                self._report = await async_install_examples(self.hass)
+            except OSError as err:
+                _LOGGER.warning("Cannot install the example tools: %s", err)
+                errors["base"] = "cannot_write"
+            else:
+                return await self.async_step_examples_installed()
+        return self.async_show_form(
+            step_id="init",
+            data_schema=vol.Schema(
+                {vol.Required(CONF_INSTALL_EXAMPLES, default=False): bool}
+            ),
+            description_placeholders={"folder": TOOLS_FOLDER},
+            errors=errors,
+        )
+
+    async def async_step_examples_installed(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Say what was copied and what was kept; the options stay as they are."""
+        if user_input is not None:
+            return self.async_create_entry(data=dict(self.config_entry.options))
+        return self.async_show_form(
+            step_id="examples_installed",
+            data_schema=vol.Schema({}),
+            description_placeholders={
+                "folder": TOOLS_FOLDER,
+                "installed": ", ".join(self._report.installed) or "-",
+                "skipped": ", ".join(self._report.skipped) or "-",
+            },
+        )
 
 
 class ConversationFlowHandler(ConfigSubentryFlow):

@@ -81,5 +81,6 @@ DATA_TOOLS: HassKey[ToolRegistry] = HassKey(f"{DOMAIN}_tools")
 INTENT_PREFIX: Final = "DesktopAssistant"
 SERVICE_RUN_TOOL: Final = "run_tool"
 SERVICE_RELOAD: Final = "reload"
+SERVICE_INSTALL_EXAMPLES: Final = "install_examples"
 ATTR_TOOL: Final = "tool"
 ATTR_ARGUMENTS: Final = "arguments"

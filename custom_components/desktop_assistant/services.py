@@ -1,4 +1,4 @@
-"""Actions: run_tool (for automations and scripts) and reload (the config folder)."""
+"""Actions: run_tool (for automations and scripts), reload and install_examples."""
 
 from homeassistant.core import (
     HomeAssistant,
@@ -7,6 +7,7 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.service import async_register_admin_service
 import probatio
@@ -16,10 +17,11 @@ from .const import (
     ATTR_TOOL,
     DATA_TOOLS,
     DOMAIN,
+    SERVICE_INSTALL_EXAMPLES,
     SERVICE_RELOAD,
     SERVICE_RUN_TOOL,
 )
-from .tool_folder import async_load_tools
+from .tool_folder import async_install_examples, async_load_tools
 
 RUN_TOOL_SCHEMA = probatio.Schema(
     {
@@ -45,6 +47,17 @@ def async_setup_services(hass: HomeAssistant) -> None:
     async def reload(call: ServiceCall) -> None:
         await async_load_tools(hass)
 
+    async def install_examples(call: ServiceCall) -> ServiceResponse:
+        try:
+            report = await async_install_examples(hass)
+        except OSError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="cannot_install_examples",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        return {"installed": list(report.installed), "skipped": list(report.skipped)}
+
     hass.services.async_register(
         DOMAIN,
         SERVICE_RUN_TOOL,
@@ -53,3 +66,10 @@ def async_setup_services(hass: HomeAssistant) -> None:
         supports_response=SupportsResponse.OPTIONAL,
     )
     async_register_admin_service(hass, DOMAIN, SERVICE_RELOAD, reload)
+    async_register_admin_service(
+        hass,
+        DOMAIN,
+        SERVICE_INSTALL_EXAMPLES,
+        install_examples,
+        supports_response=SupportsResponse.OPTIONAL,
+    )
