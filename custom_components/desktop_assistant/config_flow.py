@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping
 import logging
+import re
 from typing import Any
 
 from homeassistant.config_entries import (
@@ -92,6 +93,19 @@ REAUTH_SCHEMA = vol.Schema(
 )
 
 
+def agent_name(model: str) -> str:
+    """Return the name a person recognises for a model: its file's stem.
+
+    llama-server lists the path it was started with (`/models/Qwen3-8B.gguf`)
+    unless it was given an alias.
+    """
+    file_name = re.split(r"[\\/]", model.strip())[-1]
+    stem = (
+        file_name[: -len(".gguf")] if file_name.lower().endswith(".gguf") else file_name
+    )
+    return stem or DEFAULT_NAME
+
+
 def _server_input(user_input: dict[str, Any]) -> tuple[str, str | None]:
     """Return the normalised URL (no trailing slash) and key (None when blank)."""
     url = user_input[CONF_URL].strip().rstrip("/")
@@ -142,7 +156,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
                     subentries=[
                         {
                             "subentry_type": "conversation",
-                            "title": model or DEFAULT_NAME,
+                            "title": agent_name(model),
                             "data": DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model},
                             "unique_id": None,
                         }
@@ -278,11 +292,13 @@ class ConversationFlowHandler(ConfigSubentryFlow):
             return self.async_abort(reason="entry_not_loaded")
         is_new = self.source == "user"
         if user_input is not None:
+            title = user_input.pop(CONF_NAME).strip() or agent_name(
+                user_input[CONF_MODEL]
+            )
             if is_new:
-                title = user_input.pop(CONF_NAME)
                 return self.async_create_entry(title=title, data=user_input)
             return self.async_update_and_abort(
-                entry, self._get_reconfigure_subentry(), data=user_input
+                entry, self._get_reconfigure_subentry(), title=title, data=user_input
             )
         client: LlamaServerClient = entry.runtime_data
         try:
@@ -290,15 +306,18 @@ class ConversationFlowHandler(ConfigSubentryFlow):
         except LlamaServerError as err:
             _LOGGER.debug("Listing models of %s failed: %r", client.url, err)
             return self.async_abort(reason="cannot_connect")
-        options = (
-            DEFAULT_AGENT_OPTIONS | {CONF_MODEL: models[0] if models else ""}
-            if is_new
-            else dict(self._get_reconfigure_subentry().data)
-        )
+        if is_new:
+            model = models[0] if models else ""
+            options = DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model}
+            name = agent_name(model)
+        else:
+            subentry = self._get_reconfigure_subentry()
+            options = dict(subentry.data)
+            name = subentry.title
         return self.async_show_form(
             step_id="set_options",
             data_schema=self.add_suggested_values_to_schema(
-                vol.Schema(_agent_schema(self.hass, is_new, models)), options
+                vol.Schema(_agent_schema(self.hass, name, models)), options
             ),
         )
 
@@ -307,14 +326,9 @@ class ConversationFlowHandler(ConfigSubentryFlow):
 
 
 def _agent_schema(
-    hass: HomeAssistant, is_new: bool, models: list[str]
+    hass: HomeAssistant, name: str, models: list[str]
 ) -> dict[vol.Marker, Any]:
-    """Return the fields of an agent's options."""
-    schema: dict[vol.Marker, Any] = {}
-    if is_new:
-        schema[
-            vol.Required(CONF_NAME, default=models[0] if models else DEFAULT_NAME)
-        ] = str
+    """Return the fields of an agent: its name, then its options."""
 
     def number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
         return NumberSelector(
@@ -323,7 +337,8 @@ def _agent_schema(
             )
         )
 
-    return schema | {
+    return {
+        vol.Required(CONF_NAME, default=name): str,
         vol.Required(CONF_MODEL): SelectSelector(
             SelectSelectorConfig(
                 options=[SelectOptionDict(label=m, value=m) for m in models],
