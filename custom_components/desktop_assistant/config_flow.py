@@ -48,6 +48,7 @@ from .client import (
     ServerTimeout,
 )
 from .const import (
+    CONF_LANGUAGES,
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT,
@@ -60,6 +61,7 @@ from .const import (
     TOOLS_FOLDER,
 )
 from .example_tools import InstallReport
+from .language import DETECTABLE_LANGUAGES
 from .tool_folder import async_install_examples
 
 _LOGGER = logging.getLogger(__name__)
@@ -360,4 +362,9 @@ def _agent_schema(
         vol.Required(CONF_TEMPERATURE): number(0, 2, 0.05),
         vol.Required(CONF_MAX_TOKENS): number(16, 32768),
         vol.Required(CONF_REQUEST_TIMEOUT): number(5, 600),
+        vol.Optional(CONF_LANGUAGES): SelectSelector(
+            SelectSelectorConfig(
+                options=list(DETECTABLE_LANGUAGES), multiple=True, sort=True
+            )
+        ),
     }

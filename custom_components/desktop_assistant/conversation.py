@@ -11,8 +11,9 @@ from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import DesktopAssistantConfigEntry
-from .const import DATA_TOOLS, DOMAIN
+from .const import CONF_LANGUAGES, DATA_TOOLS, DOMAIN
 from .entity import DesktopAssistantEntity, Turn
+from .language import LanguageDetector
 from .llm import tool_file_name
 
 
@@ -38,6 +39,8 @@ class DesktopAssistantConversationEntity(
     """A conversation agent running a tool loop on llama-server."""
 
     _attr_supports_streaming = True
+    # Set when the household speaks more than the pipeline's language.
+    _language_detector: LanguageDetector | None = None
 
     def __init__(
         self, entry: DesktopAssistantConfigEntry, subentry: ConfigSubentry
@@ -47,6 +50,14 @@ class DesktopAssistantConversationEntity(
         if self.options.get(CONF_LLM_HASS_API):
             self._attr_supported_features = (
                 conversation.ConversationEntityFeature.CONTROL
+            )
+
+    async def async_added_to_hass(self) -> None:
+        """Load the language detector (a second's work) when languages are set."""
+        await super().async_added_to_hass()
+        if languages := self.options.get(CONF_LANGUAGES):
+            self._language_detector = await self.hass.async_add_executor_job(
+                LanguageDetector, languages
             )
 
     @property
@@ -71,8 +82,11 @@ class DesktopAssistantConversationEntity(
         except conversation.ConverseError as err:
             return err.as_conversation_result()
 
+        language = user_input.language
+        if self._language_detector is not None:
+            language = self._language_detector.detect(user_input.text, language)
         turn = Turn(
-            language=user_input.language,
+            language=language,
             announce=partial(self._pick_announcement, chat_log),
         )
         await self.async_run_tool_loop(chat_log, turn)
