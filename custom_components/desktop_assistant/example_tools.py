@@ -5,6 +5,7 @@ the examples read, commented) and `tools/`. Installing never overwrites: a
 file that is already there is kept and reported as skipped.
 """
 
+import contextlib
 from dataclasses import dataclass
 import os
 from pathlib import Path
@@ -56,6 +57,9 @@ def install_examples(root: Path) -> InstallReport:
             continue
         if source.read_bytes().startswith(b"#!"):
             mode = target.stat().st_mode
-            os.chmod(target, mode | (mode & 0o444) >> 2)
+            # Some mounts (a Samba share) refuse modes; the tool runner runs
+            # .py and .sh helpers without the bit.
+            with contextlib.suppress(OSError):
+                os.chmod(target, mode | (mode & 0o444) >> 2)
         installed.append(relative.as_posix())
     return InstallReport(tuple(installed), tuple(skipped))
