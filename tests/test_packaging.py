@@ -11,6 +11,7 @@ import struct
 
 from awesomeversion import AwesomeVersion
 from homeassistant.const import __version__ as ha_version
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 INTEGRATION = ROOT / "custom_components" / "desktop_assistant"
@@ -117,3 +118,21 @@ def test_brand_icon_is_a_square_png() -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert width == height == 256
+
+
+def test_workflows_run_the_validators_and_the_readmes_commands() -> None:
+    steps = [
+        step
+        for path in sorted((ROOT / ".github" / "workflows").glob("*.yaml"))
+        for job in yaml.safe_load(path.read_text())["jobs"].values()
+        for step in job["steps"]
+    ]
+    actions = {step["uses"].split("@")[0]: step for step in steps if "uses" in step}
+    assert "home-assistant/actions/hassfest" in actions
+    assert actions["hacs/action"]["with"]["category"] == "integration"
+    # The test job runs what the README tells a person to run.
+    commands = [step["run"] for step in steps if "run" in step]
+    assert commands == ["scripts/setup", "scripts/test"]
+    readme = (ROOT / "README.md").read_text()
+    for command in commands:
+        assert re.search(rf"^{command} ", readme, re.MULTILINE), command

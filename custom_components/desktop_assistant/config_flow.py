@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping
 import logging
+import re
 from typing import Any
 
 from homeassistant.config_entries import (
@@ -48,6 +49,7 @@ from .client import (
     ServerTimeout,
 )
 from .const import (
+    CONF_LANGUAGES,
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
     CONF_QUIET_MINUTES,
@@ -62,10 +64,16 @@ from .const import (
     DEFAULT_RETENTION_DAYS,
     DEFAULT_URL,
     DOMAIN,
+    TOOLS_FOLDER,
 )
 from .credentials import without_credentials
+from .example_tools import InstallReport
+from .language import DETECTABLE_LANGUAGES
+from .tool_folder import async_install_examples
 
 _LOGGER = logging.getLogger(__name__)
+
+CONF_INSTALL_EXAMPLES = "install_examples"
 
 # Error key shown in the form for each way checking the server can fail.
 ERRORS: dict[type[LlamaServerError], str] = {
@@ -114,6 +122,19 @@ REAUTH_SCHEMA = vol.Schema(
         )
     }
 )
+
+
+def agent_name(model: str) -> str:
+    """Return the name a person recognises for a model: its file's stem.
+
+    llama-server lists the path it was started with (`/models/Qwen3-8B.gguf`)
+    unless it was given an alias.
+    """
+    file_name = re.split(r"[\\/]", model.strip())[-1]
+    stem = (
+        file_name[: -len(".gguf")] if file_name.lower().endswith(".gguf") else file_name
+    )
+    return stem or DEFAULT_NAME
 
 
 def _server_input(user_input: dict[str, Any]) -> tuple[str, str | None]:
@@ -166,7 +187,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
                     subentries=[
                         {
                             "subentry_type": "conversation",
-                            "title": model or DEFAULT_NAME,
+                            "title": agent_name(model),
                             "data": DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model},
                             "unique_id": None,
                         }
@@ -242,21 +263,33 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
     @staticmethod
     @callback
     def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
-        """Options of the entry: how its agents' conversations are kept."""
-        return RecordOptionsFlow()
+        """Return the flow behind the entry's Configure button."""
+        return EntryOptionsFlow()
 
 
-class RecordOptionsFlow(OptionsFlow):
-    """How long conversations are kept, and when one goes quiet."""
+class EntryOptionsFlow(OptionsFlow):
+    """How conversations are kept, and the example tools installed from the UI."""
+
+    def __init__(self) -> None:
+        """Start with nothing installed."""
+        self._report = InstallReport((), ())
 
     async def async_step_init(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Show the record's options."""
+        """Offer the record's options or installing the example tools."""
+        return self.async_show_menu(
+            step_id="init", menu_options=["record", "install_examples"]
+        )
+
+    async def async_step_record(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """How long conversations are kept, and when one goes quiet."""
         if user_input is not None:
             return self.async_create_entry(data=user_input)
         return self.async_show_form(
-            step_id="init",
+            step_id="record",
             data_schema=self.add_suggested_values_to_schema(
                 RECORD_OPTIONS_SCHEMA,
                 {
@@ -265,6 +298,46 @@ class RecordOptionsFlow(OptionsFlow):
                 }
                 | dict(self.config_entry.options),
             ),
+        )
+
+    async def async_step_install_examples(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Offer to install the example tools; files already there are kept."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            if not user_input[CONF_INSTALL_EXAMPLES]:
+                return self.async_create_entry(data=dict(self.config_entry.options))
+            try:
+                self._report = await async_install_examples(self.hass)
+            except OSError as err:
+                _LOGGER.warning("Cannot install the example tools: %s", err)
+                errors["base"] = "cannot_write"
+            else:
+                return await self.async_step_examples_installed()
+        return self.async_show_form(
+            step_id="install_examples",
+            data_schema=vol.Schema(
+                {vol.Required(CONF_INSTALL_EXAMPLES, default=False): bool}
+            ),
+            description_placeholders={"folder": TOOLS_FOLDER},
+            errors=errors,
+        )
+
+    async def async_step_examples_installed(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Say what was copied and what was kept; the options stay as they are."""
+        if user_input is not None:
+            return self.async_create_entry(data=dict(self.config_entry.options))
+        return self.async_show_form(
+            step_id="examples_installed",
+            data_schema=vol.Schema({}),
+            description_placeholders={
+                "folder": TOOLS_FOLDER,
+                "installed": ", ".join(self._report.installed) or "-",
+                "skipped": ", ".join(self._report.skipped) or "-",
+            },
         )
 
 
@@ -280,11 +353,13 @@ class ConversationFlowHandler(ConfigSubentryFlow):
             return self.async_abort(reason="entry_not_loaded")
         is_new = self.source == "user"
         if user_input is not None:
+            title = user_input.pop(CONF_NAME).strip() or agent_name(
+                user_input[CONF_MODEL]
+            )
             if is_new:
-                title = user_input.pop(CONF_NAME)
                 return self.async_create_entry(title=title, data=user_input)
             return self.async_update_and_abort(
-                entry, self._get_reconfigure_subentry(), data=user_input
+                entry, self._get_reconfigure_subentry(), title=title, data=user_input
             )
         client: LlamaServerClient = entry.runtime_data
         try:
@@ -295,15 +370,18 @@ class ConversationFlowHandler(ConfigSubentryFlow):
                 without_credentials(f"{client.url}: {err!r}"),
             )
             return self.async_abort(reason="cannot_connect")
-        options = (
-            DEFAULT_AGENT_OPTIONS | {CONF_MODEL: models[0] if models else ""}
-            if is_new
-            else dict(self._get_reconfigure_subentry().data)
-        )
+        if is_new:
+            model = models[0] if models else ""
+            options = DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model}
+            name = agent_name(model)
+        else:
+            subentry = self._get_reconfigure_subentry()
+            options = dict(subentry.data)
+            name = subentry.title
         return self.async_show_form(
             step_id="set_options",
             data_schema=self.add_suggested_values_to_schema(
-                vol.Schema(_agent_schema(self.hass, is_new, models)), options
+                vol.Schema(_agent_schema(self.hass, name, models)), options
             ),
         )
 
@@ -312,14 +390,9 @@ class ConversationFlowHandler(ConfigSubentryFlow):
 
 
 def _agent_schema(
-    hass: HomeAssistant, is_new: bool, models: list[str]
+    hass: HomeAssistant, name: str, models: list[str]
 ) -> dict[vol.Marker, Any]:
-    """Return the fields of an agent's options."""
-    schema: dict[vol.Marker, Any] = {}
-    if is_new:
-        schema[
-            vol.Required(CONF_NAME, default=models[0] if models else DEFAULT_NAME)
-        ] = str
+    """Return the fields of an agent: its name, then its options."""
 
     def number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
         return NumberSelector(
@@ -328,7 +401,8 @@ def _agent_schema(
             )
         )
 
-    return schema | {
+    return {
+        vol.Required(CONF_NAME, default=name): str,
         vol.Required(CONF_MODEL): SelectSelector(
             SelectSelectorConfig(
                 options=[SelectOptionDict(label=m, value=m) for m in models],
@@ -351,4 +425,9 @@ def _agent_schema(
         vol.Required(CONF_MAX_TOKENS): number(16, 32768),
         vol.Required(CONF_REQUEST_TIMEOUT): number(5, 600),
         vol.Required(CONF_RECORD): BooleanSelector(),
+        vol.Optional(CONF_LANGUAGES): SelectSelector(
+            SelectSelectorConfig(
+                options=list(DETECTABLE_LANGUAGES), multiple=True, sort=True
+            )
+        ),
     }

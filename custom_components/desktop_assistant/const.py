@@ -20,6 +20,8 @@ CONF_MAX_HISTORY: Final = "max_history"
 CONF_TEMPERATURE: Final = "temperature"
 CONF_MAX_TOKENS: Final = "max_tokens"
 CONF_REQUEST_TIMEOUT: Final = "request_timeout"
+# The household's languages; each question is answered in the one it is in.
+CONF_LANGUAGES: Final = "languages"
 
 DEFAULT_TOOL_ROUNDS: Final = 3
 DEFAULT_MAX_HISTORY: Final = 20
@@ -48,6 +50,8 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
     CONF_RECORD: True,
+    # None set: every question is in the pipeline's language.
+    CONF_LANGUAGES: [],
 }
 
 # What the person hears when the language model fails, by kind of fault and
@@ -93,5 +97,6 @@ DATA_TOOLS: HassKey[ToolRegistry] = HassKey(f"{DOMAIN}_tools")
 INTENT_PREFIX: Final = "DesktopAssistant"
 SERVICE_RUN_TOOL: Final = "run_tool"
 SERVICE_RELOAD: Final = "reload"
+SERVICE_INSTALL_EXAMPLES: Final = "install_examples"
 ATTR_TOOL: Final = "tool"
 ATTR_ARGUMENTS: Final = "arguments"

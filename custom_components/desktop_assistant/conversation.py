@@ -12,8 +12,9 @@ from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import DesktopAssistantConfigEntry
-from .const import CONF_RECORD, DATA_TOOLS, DOMAIN
+from .const import CONF_LANGUAGES, CONF_RECORD, DATA_TOOLS, DOMAIN
 from .entity import DesktopAssistantEntity, Turn
+from .language import LanguageDetector
 from .llm import tool_file_name
 from .record import DATA_RECORD, TurnRecording
 
@@ -40,6 +41,8 @@ class DesktopAssistantConversationEntity(
     """A conversation agent running a tool loop on llama-server."""
 
     _attr_supports_streaming = True
+    # Set when the household speaks more than the pipeline's language.
+    _language_detector: LanguageDetector | None = None
 
     def __init__(
         self, entry: DesktopAssistantConfigEntry, subentry: ConfigSubentry
@@ -49,6 +52,14 @@ class DesktopAssistantConversationEntity(
         if self.options.get(CONF_LLM_HASS_API):
             self._attr_supported_features = (
                 conversation.ConversationEntityFeature.CONTROL
+            )
+
+    async def async_added_to_hass(self) -> None:
+        """Load the language detector (a second's work) when languages are set."""
+        await super().async_added_to_hass()
+        if languages := self.options.get(CONF_LANGUAGES):
+            self._language_detector = await self.hass.async_add_executor_job(
+                LanguageDetector, languages
             )
 
     @property
@@ -62,8 +73,11 @@ class DesktopAssistantConversationEntity(
         chat_log: conversation.ChatLog,
     ) -> conversation.ConversationResult:
         """Answer one question; the conversation record keeps the turn."""
+        language = user_input.language
+        if self._language_detector is not None:
+            language = self._language_detector.detect(user_input.text, language)
         turn = Turn(
-            language=user_input.language,
+            language=language,
             announce=partial(self._pick_announcement, chat_log),
         )
         recording = self._async_begin_recording(user_input, chat_log)

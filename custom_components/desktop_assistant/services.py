@@ -1,4 +1,4 @@
-"""Actions: run_tool, reload (the config folder), delete_conversations.
+"""Actions: run_tool, reload (the config folder), install_examples, delete_conversations.
 
 run_tool is for automations and scripts; delete_conversations acts on the
 conversation record.
@@ -11,7 +11,7 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.service import async_register_admin_service
 import probatio
@@ -24,12 +24,13 @@ from .const import (
     DATA_TOOLS,
     DOMAIN,
     SERVICE_DELETE_CONVERSATIONS,
+    SERVICE_INSTALL_EXAMPLES,
     SERVICE_RELOAD,
     SERVICE_RUN_TOOL,
 )
 from .record import DATA_RECORD, InProgress
 from .store import StoreError
-from .tool_folder import async_load_tools
+from .tool_folder import async_install_examples, async_load_tools
 
 RUN_TOOL_SCHEMA = probatio.Schema(
     {
@@ -97,6 +98,17 @@ def async_setup_services(hass: HomeAssistant) -> None:
             ) from err
         return {"deleted": deleted}
 
+    async def install_examples(call: ServiceCall) -> ServiceResponse:
+        try:
+            report = await async_install_examples(hass)
+        except OSError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="cannot_install_examples",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        return {"installed": list(report.installed), "skipped": list(report.skipped)}
+
     hass.services.async_register(
         DOMAIN,
         SERVICE_RUN_TOOL,
@@ -111,5 +123,12 @@ def async_setup_services(hass: HomeAssistant) -> None:
         SERVICE_DELETE_CONVERSATIONS,
         delete_conversations,
         schema=DELETE_CONVERSATIONS_SCHEMA,
+        supports_response=SupportsResponse.OPTIONAL,
+    )
+    async_register_admin_service(
+        hass,
+        DOMAIN,
+        SERVICE_INSTALL_EXAMPLES,
+        install_examples,
         supports_response=SupportsResponse.OPTIONAL,
     )

@@ -1,7 +1,8 @@
 """Load the config folder's tools into Home Assistant, and reload them.
 
 A problem in a file becomes a Repairs issue naming the file and keys; it is
-cleared on the first load that finds the file fixed (or gone).
+cleared on the first load that finds the file fixed (or gone). A missing
+tools folder is a fixable issue: its fix installs the example tools.
 """
 
 import logging
@@ -12,12 +13,14 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
 from .const import DATA_TOOLS, DOMAIN, TOOLS_FOLDER
+from .example_tools import InstallReport, install_examples
 from .intents import async_update_intents
 from .tools import Problem, ToolFolder, ToolRegistry, load_folder
 
 _LOGGER = logging.getLogger(__name__)
 
 ISSUE_PREFIX = "invalid_file_"
+ISSUE_NO_TOOLS_FOLDER = "no_tools_folder"
 
 
 async def async_setup_tools(hass: HomeAssistant) -> ToolRegistry:
@@ -31,14 +34,52 @@ async def async_setup_tools(hass: HomeAssistant) -> ToolRegistry:
 async def async_load_tools(hass: HomeAssistant) -> None:
     """Read the folder again; new tools, intents and issues replace the old."""
     registry = hass.data[DATA_TOOLS]
-    folder = await hass.async_add_executor_job(load_folder, registry.folder.root)
+    folder, has_tools_folder = await hass.async_add_executor_job(
+        _load, registry.folder.root
+    )
     previous = [spec.name for spec in registry.tools]
     registry.replace(folder)
     async_update_intents(hass, registry, previous)
     _update_issues(hass, folder.problems)
+    _update_tools_folder_issue(hass, has_tools_folder)
     for problem in folder.problems:
         _LOGGER.warning("Tool config problem: %s", problem)
     _LOGGER.debug("Loaded tools: %s", ", ".join(folder.tools) or "none")
+
+
+async def async_install_examples(hass: HomeAssistant) -> InstallReport:
+    """Copy the example tools into the config folder, then reload the tools.
+
+    Raises OSError when the folder cannot be written.
+    """
+    registry = hass.data[DATA_TOOLS]
+    report = await hass.async_add_executor_job(install_examples, registry.folder.root)
+    _LOGGER.info(
+        "Installed example tool files: %s; kept existing: %s",
+        ", ".join(report.installed) or "none",
+        ", ".join(report.skipped) or "none",
+    )
+    await async_load_tools(hass)
+    return report
+
+
+def _load(root: Path) -> tuple[ToolFolder, bool]:
+    return load_folder(root), (root / "tools").is_dir()
+
+
+def _update_tools_folder_issue(hass: HomeAssistant, has_tools_folder: bool) -> None:
+    if has_tools_folder:
+        ir.async_delete_issue(hass, DOMAIN, ISSUE_NO_TOOLS_FOLDER)
+        return
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        ISSUE_NO_TOOLS_FOLDER,
+        is_fixable=True,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key=ISSUE_NO_TOOLS_FOLDER,
+        translation_placeholders={"folder": f"{TOOLS_FOLDER}/tools"},
+    )
 
 
 def _update_issues(hass: HomeAssistant, problems: tuple[Problem, ...]) -> None:

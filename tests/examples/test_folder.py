@@ -6,6 +6,7 @@ from pathlib import Path
 import re
 import subprocess
 import sys
+import tomllib
 from zoneinfo import ZoneInfo
 
 from custom_components.desktop_assistant.tools import load_folder
@@ -88,3 +89,29 @@ def test_helpers_answer_in_one_line_without_a_traceback(tmp_path: Path) -> None:
         assert done.stdout.startswith("error: ")
         assert done.stdout.count("\n") == 1
         assert done.stderr == ""
+
+
+def test_one_copy_of_the_examples_ships_inside_the_integration() -> None:
+    # HACS installs only custom_components/desktop_assistant/: the files live
+    # there, and the repository's examples/ is a link to them.
+    integration = REPO / "custom_components" / "desktop_assistant"
+    assert (REPO / "examples").is_symlink()
+    assert (REPO / "examples").resolve() == integration / "examples"
+    # HACS downloads file contents: a link inside the integration would arrive
+    # as a file holding its target.
+    assert [path for path in integration.rglob("*") if path.is_symlink()] == []
+    assert (integration / "examples" / "tools" / "weather.toml").is_file()
+
+
+def test_config_toml_lists_every_setting_the_helpers_read() -> None:
+    read = set()
+    for helper in [*HELPERS, "helperlib.py"]:
+        read |= set(
+            re.findall(r"os\.environ\.get\(\"(\w+)\"", (EXAMPLES / helper).read_text())
+        )
+    template = (EXAMPLES.parent / "config.toml").read_text()
+    commented = set(re.findall(r"^# (\w+) = \"", template, re.MULTILINE))
+
+    assert "TOMTOM_API_KEY" in read
+    assert commented == read
+    assert tomllib.loads(template) == {"env": {}}

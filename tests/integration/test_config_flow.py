@@ -12,10 +12,12 @@ from homeassistant.const import (
 )
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant import client
+from custom_components.desktop_assistant.config_flow import agent_name
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
     CONF_TOOL_ROUNDS,
@@ -61,7 +63,7 @@ async def test_user_flow_creates_entry_with_agent(
     assert entry.state is config_entries.ConfigEntryState.LOADED
     (subentry,) = entry.subentries.values()
     assert subentry.subentry_type == "conversation"
-    assert subentry.title == MODEL_ID
+    assert subentry.title == "gemma-3-12b-it-Q4_K_M"
     assert subentry.data == DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID}
     # The flow checked the server with the key as a bearer token.
     checks = [r for r in llama_server.requests if r.path == "/v1/models"]
@@ -325,3 +327,78 @@ async def test_models_body_is_llama_servers() -> None:
     assert body["object"] == "list"
     assert body["data"][0]["owned_by"] == "llamacpp"
     assert body["models"][0]["model"] == body["data"][0]["id"]
+
+
+def default_name(result: dict) -> str:
+    (key,) = (key for key in result["data_schema"].schema if str(key) == CONF_NAME)
+    return key.default()
+
+
+async def test_agent_is_named_after_the_model_files_stem(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    # llama-server lists the path it was started with as the model's id.
+    model = "/models/Qwen3-8B-Q4_K_M.gguf"
+    llama_server.model_id = model
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url}
+    )
+    await hass.async_block_till_done()
+    entry = result["result"]
+    (subentry,) = entry.subentries.values()
+
+    assert subentry.title == "Qwen3-8B-Q4_K_M"
+    assert subentry.data[CONF_MODEL] == model
+    entity_id = er.async_get(hass).async_get_entity_id(
+        "conversation", DOMAIN, subentry.subentry_id
+    )
+    assert entity_id == "conversation.qwen3_8b_q4_k_m"
+    assert hass.states.get(entity_id).name == "Qwen3-8B-Q4_K_M"
+    devices = dr.async_get(hass)
+    device = devices.async_get_device_by_identifier(
+        (DOMAIN, subentry.subentry_id), entry.entry_id
+    )
+    assert (device.name, device.model) == ("Qwen3-8B-Q4_K_M", model)
+
+    # A new agent's name defaults to the stem too, and can be chosen.
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "conversation"),
+        context={"source": config_entries.SOURCE_USER},
+    )
+    assert default_name(result) == "Qwen3-8B-Q4_K_M"
+
+    # Reconfiguring renames the agent and its device; the entity id stays.
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "conversation"),
+        context={
+            "source": config_entries.SOURCE_RECONFIGURE,
+            "subentry_id": subentry.subentry_id,
+        },
+    )
+    assert default_name(result) == "Qwen3-8B-Q4_K_M"
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], dict(subentry.data) | {CONF_NAME: "Kitchen"}
+    )
+    await hass.async_block_till_done()
+    assert result["reason"] == "reconfigure_successful"
+    assert entry.subentries[subentry.subentry_id].title == "Kitchen"
+    assert entry.subentries[subentry.subentry_id].data[CONF_MODEL] == model
+    device = devices.async_get_device_by_identifier(
+        (DOMAIN, subentry.subentry_id), entry.entry_id
+    )
+    assert (device.name, device.model) == ("Kitchen", model)
+    assert hass.states.get(entity_id).name == "Kitchen"
+
+
+@pytest.mark.parametrize(
+    ("model", "name"),
+    [
+        ("gemma-3-12b-it-Q4_K_M.gguf", "gemma-3-12b-it-Q4_K_M"),
+        ("C:\\models\\Phi-4.GGUF", "Phi-4"),
+        ("qwen3", "qwen3"),
+        ("", "llama-server"),
+    ],
+)
+def test_agent_name(model: str, name: str) -> None:
+    assert agent_name(model) == name

@@ -92,8 +92,12 @@ async def real_agent(
     assert result["type"] is FlowResultType.CREATE_ENTRY
     entry: config_entries.ConfigEntry = result["result"]
     (subentry,) = entry.subentries.values()
-    # The model name is what llama-server reports: the path it loaded.
-    assert subentry.title == str(llama_server_process.model_path)
+    # llama-server reports the path it loaded; the agent is named after the
+    # file's stem and keeps the path as its model.
+    model_path = llama_server_process.model_path
+    assert model_path.suffix == ".gguf"
+    assert subentry.title == model_path.stem
+    assert subentry.data[CONF_MODEL] == str(model_path)
     hass.config_entries.async_update_subentry(
         entry,
         subentry,

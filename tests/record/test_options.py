@@ -21,7 +21,11 @@ async def test_options_flow_sets_retention_and_quiet_time(
 ) -> None:
     await hass.config_entries.async_setup(config_entry.entry_id)
     result = await hass.config_entries.options.async_init(config_entry.entry_id)
-    assert result["type"] is FlowResultType.FORM
+    assert result["type"] is FlowResultType.MENU
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"next_step_id": "record"}
+    )
+    assert (result["type"], result["step_id"]) == (FlowResultType.FORM, "record")
     defaults = {
         str(key): key.description["suggested_value"]
         for key in result["data_schema"].schema

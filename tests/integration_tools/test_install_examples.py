@@ -1,0 +1,265 @@
+"""Installing the example tools from Home Assistant: action, Configure, Repairs."""
+
+from pathlib import Path
+import tomllib
+
+from homeassistant.const import CONF_URL
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.service import async_get_all_descriptions
+from homeassistant.helpers.translation import async_get_translations
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from .conftest import DOMAIN, Setup
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE_FILES = [
+    "config.toml",
+    "tools/README.md",
+    "tools/calendar.py",
+    "tools/calendar.toml",
+    "tools/helperlib.py",
+    "tools/now.toml",
+    "tools/search.py",
+    "tools/search.toml",
+    "tools/travel.py",
+    "tools/travel.toml",
+    "tools/weather.py",
+    "tools/weather.toml",
+]
+HELPERS = [
+    "tools/calendar.py",
+    "tools/search.py",
+    "tools/travel.py",
+    "tools/weather.py",
+]
+USER_WEATHER = 'description = "My own weather"\ncommand = ["echo", "sunny"]\n'
+USER_CONFIG = '[env]\nSEARXNG_URL = "http://searx.lan"\n'
+
+
+async def install(hass: HomeAssistant) -> dict:
+    return await hass.services.async_call(
+        DOMAIN, "install_examples", blocking=True, return_response=True
+    )
+
+
+async def run_tool(hass: HomeAssistant, tool: str, **arguments: str) -> str:
+    response = await hass.services.async_call(
+        DOMAIN,
+        "run_tool",
+        {"tool": tool, "arguments": arguments},
+        blocking=True,
+        return_response=True,
+    )
+    return response["result"]
+
+
+def folder_of(hass: HomeAssistant) -> Path:
+    return Path(hass.config.path(DOMAIN))
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        path.relative_to(folder).as_posix(): (path.read_bytes(), path.stat().st_mode)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+async def test_install_into_an_empty_folder(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    await setup_integration()
+    assert await run_tool(hass, "now") == "error: unknown tool 'now' (tools: none)"
+
+    response = await install(hass)
+
+    assert response == {"installed": EXAMPLE_FILES, "skipped": []}
+    folder = folder_of(hass)
+    for name in EXAMPLE_FILES:
+        assert (folder / name).read_bytes() == (EXAMPLES / name).read_bytes(), name
+    for name in HELPERS:
+        assert (folder / name).stat().st_mode & 0o111 == 0o111, name
+    assert not (folder / "tools" / "now.toml").stat().st_mode & 0o111
+    # Reloaded: the tools answer at once, and the written config.toml holds
+    # every key commented, so it loads as an empty [env].
+    answer = await run_tool(hass, "weather")
+    assert answer.startswith("error: "), answer
+    assert "KEY" in answer
+    assert tomllib.loads((folder / "config.toml").read_text()) == {"env": {}}
+    assert ir.async_get(hass).issues == {}
+
+
+async def test_install_keeps_the_users_files(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    folder = folder_of(hass)
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "weather.toml").write_text(USER_WEATHER)
+    (folder / "config.toml").write_text(USER_CONFIG)
+    await setup_integration()
+
+    response = await install(hass)
+
+    assert response == {
+        "installed": [
+            name
+            for name in EXAMPLE_FILES
+            if name not in {"config.toml", "tools/weather.toml"}
+        ],
+        "skipped": ["config.toml", "tools/weather.toml"],
+    }
+    assert (folder / "tools" / "weather.toml").read_text() == USER_WEATHER
+    assert (folder / "config.toml").read_text() == USER_CONFIG
+    assert await run_tool(hass, "weather") == "sunny"
+
+
+async def test_install_twice_changes_nothing(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    await setup_integration()
+    await install(hass)
+    folder = folder_of(hass)
+    # The person fills in a setting after the first install.
+    (folder / "config.toml").write_text(USER_CONFIG)
+    before = snapshot(folder)
+
+    assert await install(hass) == {"installed": [], "skipped": EXAMPLE_FILES}
+    assert snapshot(folder) == before
+
+
+async def test_install_into_a_folder_that_cannot_be_written(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    folder_of(hass).write_text("not a folder")
+    await setup_integration()
+
+    with pytest.raises(HomeAssistantError) as raised:
+        await install(hass)
+
+    assert raised.value.translation_key == "cannot_install_examples"
+    assert "desktop_assistant" in str(raised.value)
+    assert folder_of(hass).read_text() == "not a folder"
+
+
+async def test_missing_tools_folder_is_fixed_through_repairs(
+    hass: HomeAssistant, setup_integration: Setup, hass_client
+) -> None:
+    await setup_integration()
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, "no_tools_folder")
+    assert issue is not None
+    assert issue.is_fixable
+    assert issue.severity == ir.IssueSeverity.WARNING
+    assert issue.translation_placeholders == {"folder": "desktop_assistant/tools"}
+
+    client = await hass_client()
+    started = await client.post(
+        "/api/repairs/issues/fix",
+        json={"handler": DOMAIN, "issue_id": "no_tools_folder"},
+    )
+    form = await started.json()
+    assert (form["type"], form["step_id"]) == ("form", "confirm")
+    assert form["description_placeholders"] == {"folder": "desktop_assistant/tools"}
+    assert not folder_of(hass).exists()
+
+    finished = await client.post(f"/api/repairs/issues/fix/{form['flow_id']}")
+    assert (await finished.json())["type"] == "create_entry"
+
+    assert snapshot(folder_of(hass)).keys() == set(EXAMPLE_FILES)
+    assert ir.async_get(hass).async_get_issue(DOMAIN, "no_tools_folder") is None
+    assert await run_tool(hass, "now")
+
+
+async def test_issue_is_raised_only_without_a_tools_folder(
+    hass: HomeAssistant, tool_folder: Path, setup_integration: Setup
+) -> None:
+    await setup_integration()
+    issues = ir.async_get(hass)
+    assert issues.async_get_issue(DOMAIN, "no_tools_folder") is None
+
+    for path in (tool_folder / "tools").iterdir():
+        path.unlink()
+    (tool_folder / "tools").rmdir()
+    await hass.services.async_call(DOMAIN, "reload", blocking=True)
+    assert issues.async_get_issue(DOMAIN, "no_tools_folder") is not None
+
+
+async def test_install_from_the_entrys_configure_button(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    await setup_integration()
+    folder = folder_of(hass)
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "weather.toml").write_text(USER_WEATHER)
+    # The entry need not be loaded: its llama-server plays no part.
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:9/v1"})
+    entry.add_to_hass(hass)
+    options = hass.config_entries.options
+
+    result = await options.async_init(entry.entry_id)
+    assert (result["type"], result["step_id"]) == (FlowResultType.MENU, "init")
+    result = await options.async_configure(
+        result["flow_id"], {"next_step_id": "install_examples"}
+    )
+    assert (result["type"], result["step_id"]) == (
+        FlowResultType.FORM,
+        "install_examples",
+    )
+    # Leaving the box unticked installs nothing.
+    result = await options.async_configure(
+        result["flow_id"], {"install_examples": False}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert sorted(path.name for path in (folder / "tools").iterdir()) == [
+        "weather.toml"
+    ]
+
+    result = await options.async_init(entry.entry_id)
+    result = await options.async_configure(
+        result["flow_id"], {"next_step_id": "install_examples"}
+    )
+    result = await options.async_configure(
+        result["flow_id"], {"install_examples": True}
+    )
+    assert (result["type"], result["step_id"]) == (
+        FlowResultType.FORM,
+        "examples_installed",
+    )
+    placeholders = result["description_placeholders"]
+    assert placeholders["skipped"] == "tools/weather.toml"
+    assert placeholders["installed"].split(", ") == [
+        name for name in EXAMPLE_FILES if name != "tools/weather.toml"
+    ]
+    result = await options.async_configure(result["flow_id"], {})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert entry.options == {}
+    assert (folder / "tools" / "weather.toml").read_text() == USER_WEATHER
+    assert await run_tool(hass, "weather") == "sunny"
+    assert (await run_tool(hass, "search", query="rain")).startswith(
+        "error: SEARXNG_URL is not set"
+    )
+
+
+async def test_install_is_described_and_translated(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    await setup_integration()
+    descriptions = await async_get_all_descriptions(hass)
+    assert descriptions[DOMAIN]["install_examples"]["fields"] == {}
+    assert descriptions[DOMAIN]["install_examples"]["response"] == {"optional": True}
+    services = await async_get_translations(hass, "en", "services", {DOMAIN})
+    assert (
+        services[f"component.{DOMAIN}.services.install_examples.name"]
+        == "Install example tools"
+    )
+    issues = await async_get_translations(hass, "en", "issues", {DOMAIN})
+    prefix = f"component.{DOMAIN}.issues.no_tools_folder"
+    assert "{folder}" in issues[f"{prefix}.fix_flow.step.confirm.description"]
+    assert issues[f"{prefix}.fix_flow.error.cannot_write"]
+    options = await async_get_translations(hass, "en", "options", {DOMAIN})
+    prefix = f"component.{DOMAIN}.options.step"
+    assert options[f"{prefix}.init.data.install_examples"]
+    assert "{skipped}" in options[f"{prefix}.examples_installed.description"]
