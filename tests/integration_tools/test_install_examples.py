@@ -13,6 +13,8 @@ from homeassistant.helpers.translation import async_get_translations
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.desktop_assistant.store import DB_FILE
+
 from .conftest import DOMAIN, Setup
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -163,12 +165,16 @@ async def test_missing_tools_folder_is_fixed_through_repairs(
     form = await started.json()
     assert (form["type"], form["step_id"]) == ("form", "confirm")
     assert form["description_placeholders"] == {"folder": "desktop_assistant/tools"}
-    assert not folder_of(hass).exists()
+    assert not (folder_of(hass) / "tools").exists()
 
     finished = await client.post(f"/api/repairs/issues/fix/{form['flow_id']}")
     assert (await finished.json())["type"] == "create_entry"
 
-    assert snapshot(folder_of(hass)).keys() == set(EXAMPLE_FILES)
+    # Beside the tools, the folder holds the integration's database.
+    installed = {
+        name for name in snapshot(folder_of(hass)) if not name.startswith(DB_FILE)
+    }
+    assert installed == set(EXAMPLE_FILES)
     assert ir.async_get(hass).async_get_issue(DOMAIN, "no_tools_folder") is None
     assert await run_tool(hass, "now")
 
@@ -261,5 +267,6 @@ async def test_install_is_described_and_translated(
     assert issues[f"{prefix}.fix_flow.error.cannot_write"]
     options = await async_get_translations(hass, "en", "options", {DOMAIN})
     prefix = f"component.{DOMAIN}.options.step"
-    assert options[f"{prefix}.init.data.install_examples"]
+    assert options[f"{prefix}.init.menu_options.install_examples"]
+    assert options[f"{prefix}.install_examples.data.install_examples"]
     assert "{skipped}" in options[f"{prefix}.examples_installed.description"]
