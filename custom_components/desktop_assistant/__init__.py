@@ -20,6 +20,7 @@ from .client import (
     NotOpenAICompatible,
     ServerTimeout,
 )
+from .confirmation import DATA_CONFIRMATIONS, Confirmations
 from .const import DOMAIN
 from .llm import ToolFilesAPI
 from .services import async_setup_services
@@ -33,6 +34,7 @@ type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     """Load the config folder's tools as intents, Assist tools and actions."""
+    hass.data[DATA_CONFIRMATIONS] = Confirmations()
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))

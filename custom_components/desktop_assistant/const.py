@@ -20,12 +20,15 @@ CONF_MAX_HISTORY: Final = "max_history"
 CONF_TEMPERATURE: Final = "temperature"
 CONF_MAX_TOKENS: Final = "max_tokens"
 CONF_REQUEST_TIMEOUT: Final = "request_timeout"
+CONF_CONFIRM_TIMEOUT: Final = "confirm_timeout"
 
 DEFAULT_TOOL_ROUNDS: Final = 3
 DEFAULT_MAX_HISTORY: Final = 20
 DEFAULT_TEMPERATURE: Final = 0.7
 DEFAULT_MAX_TOKENS: Final = 1024
 DEFAULT_REQUEST_TIMEOUT: Final = 60
+# Seconds a question before a changing tool waits for the person's yes.
+DEFAULT_CONFIRM_TIMEOUT: Final = 60
 
 # A new agent's options; CONF_MODEL is added from the server's model list.
 DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
@@ -36,6 +39,7 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_TEMPERATURE: DEFAULT_TEMPERATURE,
     CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
+    CONF_CONFIRM_TIMEOUT: DEFAULT_CONFIRM_TIMEOUT,
 }
 
 # What the person hears when the language model fails, by kind of fault and

@@ -1,5 +1,7 @@
 """Actions: run_tool (for automations and scripts) and reload (the config folder)."""
 
+import logging
+
 from homeassistant.core import (
     HomeAssistant,
     ServiceCall,
@@ -21,6 +23,8 @@ from .const import (
 )
 from .tool_folder import async_load_tools
 
+_LOGGER = logging.getLogger(__name__)
+
 RUN_TOOL_SCHEMA = probatio.Schema(
     {
         probatio.Required(ATTR_TOOL): cv.string,
@@ -37,10 +41,11 @@ def async_setup_services(hass: HomeAssistant) -> None:
 
     async def run_tool(call: ServiceCall) -> ServiceResponse:
         registry = hass.data[DATA_TOOLS]
-        text = await registry.async_run(
-            call.data[ATTR_TOOL], call.data.get(ATTR_ARGUMENTS)
-        )
-        return {"result": text}
+        name, arguments = call.data[ATTR_TOOL], call.data.get(ATTR_ARGUMENTS)
+        if (spec := registry.get(name)) is not None and spec.changes:
+            # An automation or script is its author's decision: no question.
+            _LOGGER.info("Running %s for the run_tool action: %s", name, arguments)
+        return {"result": await registry.async_run(name, arguments)}
 
     async def reload(call: ServiceCall) -> None:
         await async_load_tools(hass)
