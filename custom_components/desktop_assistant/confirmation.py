@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 import logging
 import re
+from typing import Any
 import unicodedata
 
 from homeassistant.components import conversation
@@ -224,8 +225,10 @@ class HeldCall:
     """A call to a changing tool: the tool as it was loaded, and its arguments."""
 
     spec: ToolSpec
-    # Every parameter's text, as the runner receives it.
+    # Every parameter's text, as the runner receives it: what is compared.
     values: dict[str, str]
+    # The arguments as the model wrote them, for calling it again.
+    arguments: dict[str, Any] = field(compare=False, default_factory=dict)
 
     def question(self, language: str | None) -> str:
         """Return the tool file's question, or one naming the tool and arguments."""
@@ -291,7 +294,11 @@ class Confirmations:
 
     @callback
     def gate(
-        self, spec: ToolSpec, values: dict[str, str], language: str | None
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        values: dict[str, str],
+        language: str | None,
     ) -> str | None:
         """Decide a call to a changing tool: None to run it, else the answer.
 
@@ -308,7 +315,7 @@ class Confirmations:
             )
         conversation_id = chat_log.conversation_id
         said = user_turns(chat_log)
-        call = HeldCall(spec, values)
+        call = HeldCall(spec, values, arguments)
         pending = self.get(conversation_id)
         if (
             pending is not None

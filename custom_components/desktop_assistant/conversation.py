@@ -150,7 +150,7 @@ async def _async_run_confirmed(
         if (name := tool_file_name(tool)) is not None:
             offered.setdefault(name, tool.name)
     tool_inputs = [
-        llm.ToolInput(offered[call.spec.name], dict(call.values))
+        llm.ToolInput(offered[call.spec.name], call.arguments)
         for call in calls
         if call.spec.name in offered
     ]

@@ -79,7 +79,9 @@ class ConfigFolderTool(Tool):
             except ArgumentError as err:
                 return ToolResult(data={"result": f"error: {err}"}, error=True)
             confirmations = hass.data[DATA_CONFIRMATIONS]
-            if answer := confirmations.gate(spec, values, llm_context.language):
+            if answer := confirmations.gate(
+                spec, tool_input.tool_args, values, llm_context.language
+            ):
                 return ToolResult(
                     data={"result": answer}, error=answer.startswith("error:")
                 )
