@@ -14,7 +14,9 @@ calls on a yes and says so briefly on a no.
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import cache
 import logging
+import math
 import re
 from typing import Any
 import unicodedata
@@ -187,32 +189,48 @@ MATCHERS = {
 def classify(text: str, language: str | None) -> Reply:
     """Return whether the words are a clear yes, a clear no, or anything else.
 
-    The conversation's language decides which words count; a language
-    without a word list uses English's.
+    Clear means the words are made of answer phrases only, all of one kind
+    once read in the fewest phrases: "yes, please do it" is a yes, "don't do
+    it" a no, "yes no" neither. The conversation's language decides which
+    phrases count; a language without a word list uses English's.
     """
     matcher = for_language(MATCHERS, language) or MATCHERS["en"]
     words = words_of(text)
-    found: set[Reply] = set()
-    position = 0
-    while position < len(words):
-        for reply, phrases in (
-            (Reply.YES, matcher.yes),
-            (Reply.NO, matcher.no),
-            (None, matcher.polite),
-        ):
-            phrase = next(
-                (p for p in phrases if words[position : position + len(p)] == p),
-                None,
-            )
-            if phrase is not None:
-                if reply is not None:
-                    found.add(reply)
-                position += len(phrase)
-                break
-        else:
-            return Reply.OTHER
-    # "yes no" is no answer at all.
-    return found.pop() if len(found) == 1 else Reply.OTHER
+    kinds = (
+        (Reply.YES, matcher.yes),
+        (Reply.NO, matcher.no),
+        (None, matcher.polite),
+    )
+
+    @cache
+    def readings(position: int) -> tuple[float, frozenset[frozenset[Reply]]]:
+        """Return the fewest phrases reading the words from `position` on.
+
+        With the count (infinity when nothing reads them) come the answers
+        of each reading with that count.
+        """
+        if position == len(words):
+            return 0, frozenset({frozenset()})
+        fewest: float = math.inf
+        answers: set[frozenset[Reply]] = set()
+        for reply, phrases in kinds:
+            for phrase in phrases:
+                if words[position : position + len(phrase)] != phrase:
+                    continue
+                count, rests = readings(position + len(phrase))
+                if count + 1 > fewest:
+                    continue
+                if count + 1 < fewest:
+                    fewest, answers = count + 1, set()
+                said = frozenset({reply} if reply else ())
+                answers.update(said | rest for rest in rests)
+        return fewest, frozenset(answers)
+
+    count, answers = readings(0)
+    if count == math.inf or len(answers) != 1:
+        return Reply.OTHER
+    (said,) = answers
+    return next(iter(said)) if len(said) == 1 else Reply.OTHER
 
 
 def phrases_for(language: str | None) -> Phrases:
