@@ -14,7 +14,7 @@ calls on a yes and says so briefly on a no.
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import cache
+from functools import cache, partial
 import logging
 import math
 import re
@@ -166,18 +166,15 @@ def words_of(text: str) -> tuple[str, ...]:
     return tuple(re.findall(r"\w+", plain))
 
 
-def _phrases(entries: str) -> list[tuple[str, ...]]:
-    # Longest first, so "don't do it" is one no rather than "don't" + "do it".
-    return sorted(
-        {words_of(entry) for entry in entries.split("|")}, key=len, reverse=True
-    )
+def _phrases(entries: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(words_of(entry) for entry in entries.split("|"))
 
 
 @dataclass(frozen=True, slots=True)
 class _Matcher:
-    yes: list[tuple[str, ...]]
-    no: list[tuple[str, ...]]
-    polite: list[tuple[str, ...]]
+    yes: frozenset[tuple[str, ...]]
+    no: frozenset[tuple[str, ...]]
+    polite: frozenset[tuple[str, ...]]
 
 
 MATCHERS = {
@@ -295,6 +292,8 @@ class Confirmations:
     def __init__(self) -> None:
         """Start with nothing held."""
         self._pending: dict[str, Pending] = {}
+        # Conversations whose end is already set to cancel their calls.
+        self._watched: set[str] = set()
 
     def get(self, conversation_id: str) -> Pending | None:
         """Return the conversation's held calls, unless they expired."""
@@ -363,12 +362,18 @@ class Confirmations:
             language=language,
             expires=dt_util.utcnow() + timedelta(seconds=DEFAULT_CONFIRM_TIMEOUT),
         )
-        if conversation_id not in self._pending and (
+        if conversation_id not in self._watched and (
             session := chat_session.current_session.get()
         ):
-            session.async_on_cleanup(lambda: self.cancel(conversation_id))
+            self._watched.add(conversation_id)
+            session.async_on_cleanup(partial(self._ended, conversation_id))
         self._pending[conversation_id] = pending
         return pending
+
+    @callback
+    def _ended(self, conversation_id: str) -> None:
+        self._watched.discard(conversation_id)
+        self.cancel(conversation_id)
 
     def held_this_turn(self, chat_log: conversation.ChatLog) -> Pending | None:
         """Return the calls held in the chat log's current turn, if any."""
