@@ -20,6 +20,7 @@ from .client import (
     NotOpenAICompatible,
     ServerTimeout,
 )
+from .confirmation import DATA_CONFIRMATIONS, Confirmations
 from .const import DATA_TOOLS, DOMAIN
 from .credentials import without_credentials
 from .llm import ToolFilesAPI
@@ -40,6 +41,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     The tools also become intents and the run_tool action.
     """
     async_setup_record(hass, await async_setup_store(hass))
+    hass.data[DATA_CONFIRMATIONS] = Confirmations()
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))

@@ -49,6 +49,7 @@ from .client import (
     ServerTimeout,
 )
 from .const import (
+    CONF_CONFIRM_TIMEOUT,
     CONF_LANGUAGES,
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
@@ -424,6 +425,7 @@ def _agent_schema(
         vol.Required(CONF_TEMPERATURE): number(0, 2, 0.05),
         vol.Required(CONF_MAX_TOKENS): number(16, 32768),
         vol.Required(CONF_REQUEST_TIMEOUT): number(5, 600),
+        vol.Required(CONF_CONFIRM_TIMEOUT): number(10, 600),
         vol.Required(CONF_RECORD): BooleanSelector(),
         vol.Optional(CONF_LANGUAGES): SelectSelector(
             SelectSelectorConfig(

@@ -20,6 +20,7 @@ CONF_MAX_HISTORY: Final = "max_history"
 CONF_TEMPERATURE: Final = "temperature"
 CONF_MAX_TOKENS: Final = "max_tokens"
 CONF_REQUEST_TIMEOUT: Final = "request_timeout"
+CONF_CONFIRM_TIMEOUT: Final = "confirm_timeout"
 # The household's languages; each question is answered in the one it is in.
 CONF_LANGUAGES: Final = "languages"
 
@@ -28,6 +29,8 @@ DEFAULT_MAX_HISTORY: Final = 20
 DEFAULT_TEMPERATURE: Final = 0.7
 DEFAULT_MAX_TOKENS: Final = 1024
 DEFAULT_REQUEST_TIMEOUT: Final = 60
+# Seconds a question before a changing tool waits for the person's yes.
+DEFAULT_CONFIRM_TIMEOUT: Final = 60
 
 # The conversation record (issue 10). An agent option: keep its conversations.
 CONF_RECORD: Final = "record_conversations"
@@ -49,6 +52,7 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_TEMPERATURE: DEFAULT_TEMPERATURE,
     CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
+    CONF_CONFIRM_TIMEOUT: DEFAULT_CONFIRM_TIMEOUT,
     CONF_RECORD: True,
     # None set: every question is in the pipeline's language.
     CONF_LANGUAGES: [],

@@ -1,6 +1,7 @@
 """Conversation agents of desktop_assistant, one per conversation subentry."""
 
 import asyncio
+from collections.abc import AsyncGenerator
 from functools import partial
 from typing import Literal
 
@@ -8,11 +9,18 @@ from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import CONF_LLM_HASS_API, CONF_PROMPT, MATCH_ALL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import intent
+from homeassistant.helpers import intent, llm
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import DesktopAssistantConfigEntry
-from .const import CONF_LANGUAGES, CONF_RECORD, DATA_TOOLS, DOMAIN
+from .confirmation import DATA_CONFIRMATIONS, HeldCall, Reply, phrases_for
+from .const import (
+    CONF_CONFIRM_TIMEOUT,
+    CONF_LANGUAGES,
+    CONF_RECORD,
+    DATA_TOOLS,
+    DOMAIN,
+)
 from .entity import DesktopAssistantEntity, Turn
 from .language import LanguageDetector
 from .llm import tool_file_name
@@ -125,7 +133,7 @@ class DesktopAssistantConversationEntity(
         except conversation.ConverseError as err:
             return err.as_conversation_result()
 
-        await self.async_run_tool_loop(chat_log, turn)
+        await self._async_reply(chat_log, turn)
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:
             result.response.async_set_error(
@@ -133,6 +141,29 @@ class DesktopAssistantConversationEntity(
                 result.response.speech["plain"]["speech"],
             )
         return result
+
+    async def _async_reply(self, chat_log: conversation.ChatLog, turn: Turn) -> None:
+        """Answer the question, or the agent's own question about held calls.
+
+        On a yes the held calls run as they were asked about, and the model
+        says how they went; on a no nothing runs; anything else is a new
+        question. A turn whose tool calls were held ends with the question.
+        """
+        confirmations = self.hass.data[DATA_CONFIRMATIONS]
+        reply, confirmed = confirmations.answer(chat_log)
+        if reply is Reply.NO:
+            await _async_say(
+                self.entity_id, chat_log, phrases_for(turn.language).cancelled
+            )
+            return
+        if confirmed:
+            await _async_run_confirmed(self.entity_id, chat_log, confirmed)
+            # Whatever was not run now (a tool reloaded away) is not run later.
+            confirmations.cancel(chat_log.conversation_id)
+        await self.async_run_tool_loop(chat_log, turn)
+        timeout = float(self.options[CONF_CONFIRM_TIMEOUT])
+        if question := confirmations.ask(chat_log, turn.language, timeout):
+            await _async_say(self.entity_id, chat_log, question)
 
     def _pick_announcement(
         self,
@@ -148,3 +179,43 @@ class DesktopAssistantConversationEntity(
             tool_file_name(offered[name]) for name in tool_names if name in offered
         ]
         return registry.pick_announcement([name for name in files if name], language)
+
+
+async def _async_say(agent_id: str, chat_log: conversation.ChatLog, text: str) -> None:
+    """Add the agent's own words to the chat log, streamed like the model's."""
+
+    async def deltas() -> AsyncGenerator[conversation.AssistantContentDeltaDict]:
+        yield {"role": "assistant"}
+        yield {"content": text}
+
+    async for _content in chat_log.async_add_delta_content_stream(agent_id, deltas()):
+        pass
+
+
+async def _async_run_confirmed(
+    agent_id: str, chat_log: conversation.ChatLog, calls: list[HeldCall]
+) -> None:
+    """Call the tools the person said yes to, with the arguments they heard.
+
+    They are called as the model called them, through the chat log's LLM
+    API, so they are recorded as tool calls and their results reach the
+    model, which then says how they went.
+    """
+    offered: dict[str, str] = {}
+    for tool in chat_log.llm_api.tools if chat_log.llm_api else ():
+        if (name := tool_file_name(tool)) is not None:
+            offered.setdefault(name, tool.name)
+    tool_inputs = [
+        llm.ToolInput(offered[call.spec.name], call.arguments)
+        for call in calls
+        if call.spec.name in offered
+    ]
+    if not tool_inputs:
+        return
+
+    async def deltas() -> AsyncGenerator[conversation.AssistantContentDeltaDict]:
+        yield {"role": "assistant"}
+        yield {"tool_calls": tool_inputs}
+
+    async for _content in chat_log.async_add_delta_content_stream(agent_id, deltas()):
+        pass

@@ -27,6 +27,7 @@ from .client import (
     StreamCut,
     UnreadableAnswer,
 )
+from .confirmation import DATA_CONFIRMATIONS
 from .const import (
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
@@ -335,7 +336,12 @@ class DesktopAssistantEntity(Entity):
                 self._async_deltas(payload, turn, offered if offer else set()),
             ):
                 pass
-            if turn.fault or not chat_log.unresponded_tool_results:
+            if (
+                turn.fault
+                or not chat_log.unresponded_tool_results
+                # The turn ends with the question about a held call.
+                or self.hass.data[DATA_CONFIRMATIONS].held_this_turn(chat_log)
+            ):
                 break
         if turn.timings:
             chat_log.async_trace({"timings": turn.timings})

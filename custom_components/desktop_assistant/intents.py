@@ -1,5 +1,6 @@
 """Each tool as an intent (DesktopAssistant<Name>), for automations and sentences."""
 
+import logging
 from typing import Any, override
 
 from homeassistant.core import HomeAssistant, callback
@@ -8,6 +9,8 @@ import probatio
 
 from .const import INTENT_PREFIX
 from .tools import ToolRegistry, ToolSpec, camel_case
+
+_LOGGER = logging.getLogger(__name__)
 
 
 def intent_type(tool_name: str) -> str:
@@ -35,6 +38,7 @@ class ToolIntentHandler(intent.IntentHandler):
         self.tool_name = spec.name
         self._registry = registry
         self._parameters = frozenset(spec.params)
+        self._changes = spec.changes
         self._slots = {
             probatio.Optional(param.name, description=param.description): _scalar
             for param in spec.params.values()
@@ -62,6 +66,14 @@ class ToolIntentHandler(intent.IntentHandler):
                 for name, slot in slots.items()
                 if name in self._parameters
             }
+            if self._changes:
+                # A custom sentence or automation is the person's own decision.
+                _LOGGER.info(
+                    "Running %s for intent %s: %s",
+                    self.tool_name,
+                    self.intent_type,
+                    arguments,
+                )
             text = await self._registry.async_run(self.tool_name, arguments)
         if text.startswith("error:"):
             response.async_set_error(

@@ -4,7 +4,8 @@ They are in the Assist API, so every LLM agent with Assist can call them, and
 form an API of their own for agents that should not control the home.
 """
 
-from typing import override
+from collections.abc import Mapping
+from typing import Any, override
 
 from homeassistant.components.llm import LLMTools
 from homeassistant.core import HomeAssistant, callback
@@ -21,26 +22,37 @@ from homeassistant.helpers.llm import (
 )
 import probatio
 
+from .confirmation import DATA_CONFIRMATIONS
 from .const import DATA_TOOLS, DOMAIN
 from .record import DATA_RECORD, RecallConversationsTool
-from .tools import ToolRegistry, ToolSpec
+from .tools import ArgumentError, ToolRegistry, ToolSpec, parse_arguments
 
 PARAM_VALIDATORS = {"string": str, "integer": int, "number": float, "boolean": bool}
-# Tool files only read in this phase; what they read may be outside HA.
-READ_ONLY = ToolAnnotations(
-    read_only=True, destructive=False, idempotent=True, open_world=True
-)
+
+
+def annotations_of(spec: ToolSpec) -> ToolAnnotations:
+    """Say what a tool file does; what it reads or changes may be outside HA."""
+    if spec.changes:
+        return ToolAnnotations(
+            read_only=False,
+            destructive=spec.destructive,
+            idempotent=False,
+            open_world=True,
+        )
+    return ToolAnnotations(
+        read_only=True, destructive=False, idempotent=True, open_world=True
+    )
 
 
 class ConfigFolderTool(Tool):
     """A tool file: its description and params are the function the model sees."""
 
-    annotations = READ_ONLY
     integration = DOMAIN
 
     def __init__(self, spec: ToolSpec, registry: ToolRegistry) -> None:
         self.name = f"{DOMAIN}__{spec.name}"
         self.description = spec.description
+        self.annotations = annotations_of(spec)
         self.parameters = probatio.Schema(
             {
                 probatio.Optional(
@@ -56,8 +68,26 @@ class ConfigFolderTool(Tool):
     async def async_call(
         self, hass: HomeAssistant, tool_input: ToolInput, llm_context: LLMContext
     ) -> ToolResult:
-        """Run the tool; `error: ...` text is returned as an error result."""
-        text = await self._registry.async_run(self.tool_name, tool_input.tool_args)
+        """Run the tool; `error: ...` text is returned as an error result.
+
+        A tool that changes things first needs a person's yes (see
+        confirmation.py); until then its answer asks for one.
+        """
+        arguments: Mapping[str, Any] = tool_input.tool_args
+        if (spec := self._registry.get(self.tool_name)) is not None and spec.changes:
+            try:
+                values = parse_arguments(spec, arguments)
+            except ArgumentError as err:
+                return ToolResult(data={"result": f"error: {err}"}, error=True)
+            confirmations = hass.data[DATA_CONFIRMATIONS]
+            if answer := confirmations.gate(
+                spec, tool_input.tool_args, values, llm_context.language
+            ):
+                return ToolResult(
+                    data={"result": answer}, error=answer.startswith("error:")
+                )
+            arguments = values
+        text = await self._registry.async_run(self.tool_name, arguments)
         return ToolResult(data={"result": text}, error=text.startswith("error:"))
 
 

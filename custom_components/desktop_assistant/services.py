@@ -4,6 +4,8 @@ run_tool is for automations and scripts; delete_conversations acts on the
 conversation record.
 """
 
+import logging
+
 from homeassistant.core import (
     HomeAssistant,
     ServiceCall,
@@ -31,6 +33,8 @@ from .const import (
 from .record import DATA_RECORD, InProgress
 from .store import StoreError
 from .tool_folder import async_install_examples, async_load_tools
+
+_LOGGER = logging.getLogger(__name__)
 
 RUN_TOOL_SCHEMA = probatio.Schema(
     {
@@ -61,10 +65,11 @@ def async_setup_services(hass: HomeAssistant) -> None:
 
     async def run_tool(call: ServiceCall) -> ServiceResponse:
         registry = hass.data[DATA_TOOLS]
-        text = await registry.async_run(
-            call.data[ATTR_TOOL], call.data.get(ATTR_ARGUMENTS)
-        )
-        return {"result": text}
+        name, arguments = call.data[ATTR_TOOL], call.data.get(ATTR_ARGUMENTS)
+        if (spec := registry.get(name)) is not None and spec.changes:
+            # An automation or script is its author's decision: no question.
+            _LOGGER.info("Running %s for the run_tool action: %s", name, arguments)
+        return {"result": await registry.async_run(name, arguments)}
 
     async def reload(call: ServiceCall) -> None:
         await async_load_tools(hass)

@@ -14,7 +14,7 @@ from custom_components.desktop_assistant.tools import load_folder
 from .conftest import EXAMPLES, ZONE, ExampleFolder
 
 REPO = EXAMPLES.parents[1]
-HELPERS = ["calendar.py", "search.py", "travel.py", "weather.py"]
+HELPERS = ["calendar.py", "calendar_add.py", "search.py", "travel.py", "weather.py"]
 
 
 def test_check_passes_on_the_examples() -> None:
@@ -36,7 +36,7 @@ def test_check_passes_on_the_examples() -> None:
 
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
-        "ok: 5 tools: calendar, now, search, travel, weather\n",
+        "ok: 6 tools: calendar, calendar_add, now, search, travel, weather\n",
         "",
     )
 
@@ -48,6 +48,7 @@ def test_every_command_is_a_helper_of_the_folder_or_on_path() -> None:
     assert commands == {
         "now": "date",
         "calendar": "calendar.py",
+        "calendar_add": "calendar_add.py",
         "search": "search.py",
         "travel": "travel.py",
         "weather": "weather.py",
@@ -76,7 +77,7 @@ async def test_now(example_folder: ExampleFolder) -> None:
 
 def test_helpers_answer_in_one_line_without_a_traceback(tmp_path: Path) -> None:
     # Run by hand with nothing set, each helper says what is missing.
-    for helper in ["search.py", "travel.py"]:
+    for helper in ["search.py", "travel.py", "calendar_add.py"]:
         done = subprocess.run(
             [str(EXAMPLES / helper), "x", "y"],
             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},

@@ -162,7 +162,7 @@ def agent_options() -> dict[str, Any]:
 
 def write_tool_files(tools_dir: Path, tool_files: dict[str, str]) -> None:
     """Write tool files into a config folder's tools/."""
-    tools_dir.mkdir(parents=True)
+    tools_dir.mkdir(parents=True, exist_ok=True)
     for name, text in tool_files.items():
         (tools_dir / f"{name}.toml").write_text(text)
 

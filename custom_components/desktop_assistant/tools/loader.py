@@ -27,9 +27,23 @@ from .spec import (
 CONFIG_FILE = "config.toml"
 TOOLS_DIR = "tools"
 CONFIG_KEYS = frozenset({"env", "shown"})
-TOOL_KEYS = frozenset({"description", "command", "timeout", "announce", "params"})
+TOOL_KEYS = frozenset(
+    {
+        "description",
+        "command",
+        "timeout",
+        "announce",
+        "changes",
+        "destructive",
+        "confirm",
+        "params",
+    }
+)
 PARAM_KEYS = frozenset({"type", "description"})
 LANGUAGE = re.compile(r"[a-z]{2,3}(-[a-z0-9]+)*", re.IGNORECASE)
+# What a confirm question ends with, so a satellite keeps listening for the
+# answer (Home Assistant's own test: question marks, Greek and full-width).
+QUESTION_MARKS = ("?", ";", "\uff1f")
 
 type Report = Callable[[str | None, str], None]
 
@@ -158,6 +172,16 @@ def parse_tool(name: str, data: dict[str, Any], report: Report) -> ToolSpec | No
     command = _parse_command(data.get("command"), params, check)
     timeout = _parse_timeout(data.get("timeout", DEFAULT_TIMEOUT), check)
     announce = _parse_announce(data.get("announce", {}), check)
+    changes = _parse_flag(data, "changes", check)
+    destructive = _parse_flag(data, "destructive", check)
+    confirm = _parse_confirm(data.get("confirm", {}), params, check)
+    if not changes:
+        if destructive:
+            check("destructive", "needs changes = true: only a changing tool destroys")
+        if confirm:
+            check("confirm", "needs changes = true: only a changing tool is confirmed")
+    elif announce:
+        check("announce", "a tool with changes = true asks (confirm) instead")
     if reported or description is None or command is None:
         return None
     return ToolSpec(
@@ -167,6 +191,9 @@ def parse_tool(name: str, data: dict[str, Any], report: Report) -> ToolSpec | No
         timeout=timeout,
         params=params,
         announce=announce,
+        changes=changes,
+        destructive=destructive,
+        confirm=confirm,
     )
 
 
@@ -284,6 +311,37 @@ def _parse_announce(table: object, check: Report) -> dict[str, tuple[str, ...]]:
         else:
             announce[language.lower()] = tuple(phrases)
     return announce
+
+
+def _parse_flag(table: dict[str, Any], key: str, check: Report) -> bool:
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        check(key, "must be true or false")
+        return False
+    return value
+
+
+def _parse_confirm(
+    table: object, params: dict[str, Param], check: Report
+) -> dict[str, str]:
+    if not isinstance(table, dict):
+        check("confirm", 'must be confirm.<lang> = "question?" entries')
+        return {}
+    confirm: dict[str, str] = {}
+    for language, question in table.items():
+        key = f"confirm.{language}"
+        if not LANGUAGE.fullmatch(language):
+            check(key, "bad language tag: use a code such as en, it or en-us")
+        elif not isinstance(question, str) or not question.strip():
+            check(key, "must be a non-empty string")
+        elif not question.rstrip().endswith(QUESTION_MARKS):
+            check(key, "must end in a question mark, so the person is heard answering")
+        elif unknown := [n for n in PLACEHOLDER.findall(question) if n not in params]:
+            known = ", ".join(params) or "none"
+            check(key, f"{{{unknown[0]}}} names no parameter (params: {known})")
+        else:
+            confirm[language.lower()] = question.strip()
+    return confirm
 
 
 def _drop_intent_clashes(tools: dict[str, ToolSpec], problems: list[Problem]) -> None:

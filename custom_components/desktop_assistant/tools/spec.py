@@ -1,5 +1,6 @@
 """What a config folder holds once parsed: tools, their parameters, problems."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 import re
@@ -36,6 +37,12 @@ class ToolSpec:
     params: dict[str, Param] = field(default_factory=dict)
     # Language tag (lower case, as written in the file) -> phrases.
     announce: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The tool changes something (writes, sends): it runs only after a yes.
+    changes: bool = False
+    # What it changes cannot be undone (deletes, sends); implies `changes`.
+    destructive: bool = False
+    # Language tag -> the question asked before it runs, with {param}s.
+    confirm: dict[str, str] = field(default_factory=dict)
 
     def json_schema(self) -> dict[str, Any]:
         """Return the parameters as the JSON schema of a function for the model."""
@@ -54,18 +61,17 @@ class ToolSpec:
         `en-US` finds `announce.en-us`, else `announce.en`; `en` also finds
         `announce.en-gb` when that is the only English entry.
         """
-        if not language or not self.announce:
-            return ()
-        wanted = language.lower().replace("_", "-")
-        if phrases := self.announce.get(wanted):
-            return phrases
-        primary = wanted.split("-", 1)[0]
-        if phrases := self.announce.get(primary):
-            return phrases
-        for tag, phrases in self.announce.items():
-            if tag.split("-", 1)[0] == primary:
-                return phrases
-        return ()
+        return for_language(self.announce, language) or ()
+
+    def question(self, language: str | None, values: Mapping[str, str]) -> str | None:
+        """Return the confirm question for a language, `{param}`s filled in.
+
+        The language is found as for announcements; None when the file has no
+        question for it.
+        """
+        if (template := for_language(self.confirm, language)) is None:
+            return None
+        return PLACEHOLDER.sub(lambda match: values.get(match[1], ""), template)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +109,25 @@ class ToolFolder:
     def secrets(self) -> list[str]:
         """The [env] values no answer may show: all but the `shown` ones."""
         return [value for name, value in self.env.items() if name not in self.shown]
+
+
+def for_language[T](table: Mapping[str, T], language: str | None) -> T | None:
+    """Return the entry of a table keyed by lower-case language tags, if any.
+
+    `en-US` finds `en-us`, else `en`, else any other `en-...` entry.
+    """
+    if not language or not table:
+        return None
+    wanted = language.lower().replace("_", "-")
+    if (entry := table.get(wanted)) is not None:
+        return entry
+    primary = wanted.split("-", 1)[0]
+    if (entry := table.get(primary)) is not None:
+        return entry
+    for tag, entry in table.items():
+        if tag.split("-", 1)[0] == primary:
+            return entry
+    return None
 
 
 def camel_case(name: str) -> str:

@@ -21,6 +21,7 @@ import pytest
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
+from ...calendar_tools import DAY
 from ...integration.conftest import Agent, speech
 from ...llama_server import MODEL_ID, text_reply, tool_call_reply
 from ..conftest import EXAMPLES, ZONE, config_toml
@@ -40,7 +41,7 @@ from ..test_calendar import VDIR, write_ics
 from ..test_search import RESULTS
 from ..test_weather import OSLO_NOW, day_slots, rome_today
 
-TOOLS = ["calendar", "now", "search", "travel", "weather"]
+TOOLS = ["calendar", "calendar_add", "now", "search", "travel", "weather"]
 # Offered with them: the conversation record's tool.
 OFFERED = sorted([*TOOLS, "recall_conversations"])
 
@@ -205,6 +206,27 @@ async def test_live_run(live_agent: Agent, owm: OpenWeatherMap, tomtom: TomTom) 
     )
     assert TOMTOM_KEY not in result
     assert announced in {"Checking the traffic.", "Let me check the route."}
+
+    # A tool that changes things: asked about, run on the yes, then listed.
+    live_agent.server.script = [
+        tool_call_reply(
+            (
+                f"{DOMAIN}__calendar_add",
+                json.dumps({"title": "Dentist", "start": f"{DAY} 10:30"}),
+            )
+        )
+    ]
+    asked = await live_agent.ask("Put the dentist in my calendar")
+    assert speech(asked) == f"Add Dentist to the calendar on {DAY} 10:30?"
+    live_agent.server.script = [text_reply("Added.")]
+    await live_agent.ask("Yes", asked.conversation_id)
+    assert live_agent.server.chat_requests[-1]["messages"][-1]["content"] == (
+        f"added to personal: {DAY} 10:30 Dentist (until 11:30)"
+    )
+    result, _ = await ask_with_tool(
+        live_agent, "What do I have that day?", "calendar", {"start": DAY}
+    )
+    assert result == f"{DAY} 10:30 Dentist"
 
     # A plain question: the tools are offered, none is called.
     live_agent.server.script = [text_reply("The Moon is about 384,000 km away.")]
