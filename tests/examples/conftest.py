@@ -60,6 +60,8 @@ def example_folder(tmp_path: Path) -> ExampleFolder:
             "TZ": ZONE,
             "TOOL_WEB_TIMEOUT": "5",
         },
+        # As config.toml suggests: a time zone is no secret.
+        {"TZ"},
     )
 
 

@@ -23,6 +23,8 @@ EXAMPLE_FILES = [
     "tools/README.md",
     "tools/calendar.py",
     "tools/calendar.toml",
+    "tools/calendar_add.py",
+    "tools/calendar_add.toml",
     "tools/helperlib.py",
     "tools/now.toml",
     "tools/search.py",
@@ -34,6 +36,7 @@ EXAMPLE_FILES = [
 ]
 HELPERS = [
     "tools/calendar.py",
+    "tools/calendar_add.py",
     "tools/search.py",
     "tools/travel.py",
     "tools/weather.py",
