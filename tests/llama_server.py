@@ -204,6 +204,8 @@ class LlamaServerStandIn:
     stream_times: list[tuple[float, float]] = field(default_factory=list)
     # time.perf_counter() when each chat request arrived.
     received_at: list[float] = field(default_factory=list)
+    # Set when a chat request arrives; tests clear it to wait for the next.
+    chat_received: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when the stand-in stops, so that delayed answers end at once.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _runner: web.AppRunner | None = None
@@ -235,6 +237,7 @@ class LlamaServerStandIn:
         self.received_at.append(time.perf_counter())
         self.requests.append(request)
         self.chat_requests.append(await request.json())
+        self.chat_received.set()
         if not self._authorized(request):
             return web.json_response(
                 error_body(401, "Invalid API Key", "authentication_error"), status=401

@@ -26,7 +26,7 @@ from .services import async_setup_services
 from .tool_folder import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-PLATFORMS: list[Platform] = [Platform.CONVERSATION]
+PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION]
 
 type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
 

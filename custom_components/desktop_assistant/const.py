@@ -38,6 +38,16 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
 }
 
+# AI Task entities (`ai_task.generate_data`), one per subentry of this type.
+SUBENTRY_AI_TASK: Final = "ai_task_data"
+# A new AI task's options; CONF_MODEL is added from the server's model list.
+# Structured answers want a steady model, and a whole JSON document.
+DEFAULT_AI_TASK_OPTIONS: Final[dict[str, Any]] = {
+    CONF_TEMPERATURE: 0.2,
+    CONF_MAX_TOKENS: 2048,
+    CONF_REQUEST_TIMEOUT: 120,
+}
+
 # What the person hears when the language model fails, by kind of fault and
 # language; English when the conversation's language has no entry.
 FAULT_MESSAGES: Final[dict[str, dict[str, str]]] = {

@@ -13,6 +13,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from . import DesktopAssistantConfigEntry
 from .const import DATA_TOOLS, DOMAIN
 from .entity import DesktopAssistantEntity, Turn
+from .generate import async_get_activity
 from .llm import tool_file_name
 
 
@@ -75,7 +76,9 @@ class DesktopAssistantConversationEntity(
             language=user_input.language,
             announce=partial(self._pick_announcement, chat_log),
         )
-        await self.async_run_tool_loop(chat_log, turn)
+        # Background generation (the nightly pass) steps aside meanwhile.
+        with async_get_activity(self.hass).turn():
+            await self.async_run_tool_loop(chat_log, turn)
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:
             result.response.async_set_error(
