@@ -22,12 +22,13 @@ from .client import (
 )
 from .const import DOMAIN
 from .llm import ToolFilesAPI
+from .memory.memory import async_setup_memory
 from .services import async_setup_services
 from .store import async_setup_store
 from .tool_folder import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION]
+PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION, Platform.SENSOR]
 
 type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
 
@@ -38,6 +39,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     The tools also become intents and the run_tool action.
     """
     await async_setup_store(hass)
+    await async_setup_memory(hass)
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))

@@ -22,6 +22,8 @@ from homeassistant.helpers.llm import (
 import probatio
 
 from .const import DATA_TOOLS, DOMAIN
+from .memory.memory import DATA_MEMORY
+from .memory.tools import memory_tools
 from .tools import ToolRegistry, ToolSpec
 
 PARAM_VALIDATORS = {"string": str, "integer": int, "number": float, "boolean": bool}
@@ -64,12 +66,17 @@ class ConfigFolderTool(Tool):
 def async_get_tools(
     hass: HomeAssistant, llm_context: LLMContext, api_id: str
 ) -> LLMTools | None:
-    """Return a tool per loaded tool file, in the Assist API only."""
-    if api_id != LLM_API_ASSIST or (registry := hass.data.get(DATA_TOOLS)) is None:
+    """Return a tool per loaded tool file and memory's, in the Assist API only."""
+    if api_id != LLM_API_ASSIST:
         return None
-    if not (specs := registry.tools):
+    tools: list[Tool] = []
+    if (registry := hass.data.get(DATA_TOOLS)) is not None:
+        tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
+    if (memory := hass.data.get(DATA_MEMORY)) is not None:
+        tools += memory_tools(memory)
+    if not tools:
         return None
-    return LLMTools(tools=[ConfigFolderTool(spec, registry) for spec in specs])
+    return LLMTools(tools=tools, prompt=memory.context if memory else None)
 
 
 class ToolFilesAPI(API):
@@ -81,13 +88,19 @@ class ToolFilesAPI(API):
 
     @override
     async def async_get_api_instance(self, llm_context: LLMContext) -> APIInstance:
-        """Offer a tool per loaded tool file."""
+        """Offer a tool per loaded tool file, and memory with its context."""
         registry = self.hass.data[DATA_TOOLS]
+        tools: list[Tool] = [
+            ConfigFolderTool(spec, registry) for spec in registry.tools
+        ]
+        memory = self.hass.data.get(DATA_MEMORY)
+        if memory is not None:
+            tools += memory_tools(memory)
         return APIInstance(
             api=self,
-            api_prompt="",
+            api_prompt=memory.context if memory else "",
             llm_context=llm_context,
-            tools=[ConfigFolderTool(spec, registry) for spec in registry.tools],
+            tools=tools,
         )
 
 
