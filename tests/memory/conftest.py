@@ -10,10 +10,12 @@ from custom_components.desktop_assistant.store import MIGRATIONS
 from custom_components.desktop_assistant.store.store import connect
 
 from ..integration.conftest import (  # noqa: F401 (fixtures)
+    agent,
     check_translations,
     config_entry,
     custom_integrations,
     llama_server,
+    tool_files,
 )
 
 
