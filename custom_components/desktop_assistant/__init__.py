@@ -23,6 +23,7 @@ from .client import (
 from .const import DOMAIN
 from .llm import ToolFilesAPI
 from .memory.memory import async_setup_memory
+from .record import async_setup_record
 from .services import async_setup_services
 from .store import async_setup_store
 from .tool_folder import async_setup_tools
@@ -38,7 +39,8 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
     The tools also become intents and the run_tool action.
     """
-    await async_setup_store(hass)
+    store = await async_setup_store(hass)
+    async_setup_record(hass, store)
     await async_setup_memory(hass)
     await async_setup_tools(hass)
     async_setup_services(hass)

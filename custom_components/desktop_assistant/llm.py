@@ -24,6 +24,7 @@ import probatio
 from .const import DATA_TOOLS, DOMAIN
 from .memory.memory import DATA_MEMORY
 from .memory.tools import memory_tools
+from .record import DATA_RECORD, RecallConversationsTool
 from .tools import ToolRegistry, ToolSpec
 
 PARAM_VALIDATORS = {"string": str, "integer": int, "number": float, "boolean": bool}
@@ -62,20 +63,26 @@ class ConfigFolderTool(Tool):
         return ToolResult(data={"result": text}, error=text.startswith("error:"))
 
 
+def integration_tools(hass: HomeAssistant) -> list[Tool]:
+    """A tool per loaded tool file, recall_conversations, and memory's tools."""
+    tools: list[Tool] = []
+    if (registry := hass.data.get(DATA_TOOLS)) is not None:
+        tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
+    if (record := hass.data.get(DATA_RECORD)) is not None and record.available:
+        tools.append(RecallConversationsTool(record))
+    if (memory := hass.data.get(DATA_MEMORY)) is not None:
+        tools += memory_tools(memory)
+    return tools
+
+
 @callback
 def async_get_tools(
     hass: HomeAssistant, llm_context: LLMContext, api_id: str
 ) -> LLMTools | None:
-    """Return a tool per loaded tool file and memory's, in the Assist API only."""
-    if api_id != LLM_API_ASSIST:
+    """Return the integration's tools, and memory's context, in the Assist API only."""
+    if api_id != LLM_API_ASSIST or not (tools := integration_tools(hass)):
         return None
-    tools: list[Tool] = []
-    if (registry := hass.data.get(DATA_TOOLS)) is not None:
-        tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
-    if (memory := hass.data.get(DATA_MEMORY)) is not None:
-        tools += memory_tools(memory)
-    if not tools:
-        return None
+    memory = hass.data.get(DATA_MEMORY)
     return LLMTools(tools=tools, prompt=memory.context if memory else None)
 
 
@@ -88,19 +95,13 @@ class ToolFilesAPI(API):
 
     @override
     async def async_get_api_instance(self, llm_context: LLMContext) -> APIInstance:
-        """Offer a tool per loaded tool file, and memory with its context."""
-        registry = self.hass.data[DATA_TOOLS]
-        tools: list[Tool] = [
-            ConfigFolderTool(spec, registry) for spec in registry.tools
-        ]
+        """Offer the integration's tools, and memory's context as the prompt."""
         memory = self.hass.data.get(DATA_MEMORY)
-        if memory is not None:
-            tools += memory_tools(memory)
         return APIInstance(
             api=self,
             api_prompt=memory.context if memory else "",
             llm_context=llm_context,
-            tools=tools,
+            tools=integration_tools(self.hass),
         )
 
 
