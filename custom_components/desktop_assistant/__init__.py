@@ -22,7 +22,7 @@ from .client import (
 )
 from .const import DOMAIN
 from .llm import ToolFilesAPI
-from .memory.memory import async_setup_memory
+from .memory.memory import async_schedule_nightly, async_setup_memory
 from .record import async_setup_record
 from .services import async_setup_services
 from .store import async_setup_store
@@ -69,6 +69,7 @@ async def async_setup_entry(
         ) from err
     entry.runtime_data = client
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    async_schedule_nightly(hass, entry)
     entry.async_on_unload(entry.add_update_listener(_async_reload_on_update))
     return True
 

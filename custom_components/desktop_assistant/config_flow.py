@@ -36,6 +36,7 @@ from homeassistant.helpers.selector import (
     TextSelector,
     TextSelectorConfig,
     TextSelectorType,
+    TimeSelector,
 )
 import probatio as vol
 
@@ -50,6 +51,8 @@ from .client import (
 from .const import (
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
+    CONF_NIGHTLY,
+    CONF_NIGHTLY_TIME,
     CONF_QUIET_MINUTES,
     CONF_RECORD,
     CONF_REQUEST_TIMEOUT,
@@ -59,6 +62,7 @@ from .const import (
     DEFAULT_AGENT_OPTIONS,
     DEFAULT_AI_TASK_OPTIONS,
     DEFAULT_NAME,
+    DEFAULT_NIGHTLY_TIME,
     DEFAULT_QUIET_MINUTES,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_URL,
@@ -113,6 +117,8 @@ RECORD_OPTIONS_SCHEMA = vol.Schema(
                 unit_of_measurement="min",
             )
         ),
+        vol.Required(CONF_NIGHTLY): BooleanSelector(),
+        vol.Required(CONF_NIGHTLY_TIME): TimeSelector(),
     }
 )
 REAUTH_SCHEMA = vol.Schema(
@@ -269,6 +275,8 @@ class RecordOptionsFlow(OptionsFlow):
                 {
                     CONF_RETENTION_DAYS: DEFAULT_RETENTION_DAYS,
                     CONF_QUIET_MINUTES: DEFAULT_QUIET_MINUTES,
+                    CONF_NIGHTLY: True,
+                    CONF_NIGHTLY_TIME: DEFAULT_NIGHTLY_TIME,
                 }
                 | dict(self.config_entry.options),
             ),

@@ -32,6 +32,12 @@ CONF_RECORD: Final = "record_conversations"
 # Options of a llama-server entry, for its agents' conversations.
 CONF_RETENTION_DAYS: Final = "retention_days"
 CONF_QUIET_MINUTES: Final = "quiet_minutes"
+# Memory's nightly pass (entry options): on or off, and its time of day in
+# HA's time zone.
+CONF_NIGHTLY: Final = "nightly"
+CONF_NIGHTLY_TIME: Final = "nightly_time"
+DEFAULT_NIGHTLY_TIME: Final = "03:00:00"
+SERVICE_RUN_NIGHTLY: Final = "run_nightly"
 DEFAULT_RETENTION_DAYS: Final = 90
 DEFAULT_QUIET_MINUTES: Final = 30
 SERVICE_DELETE_CONVERSATIONS: Final = "delete_conversations"

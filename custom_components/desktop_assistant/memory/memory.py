@@ -9,17 +9,28 @@ from collections.abc import Callable
 import logging
 import sqlite3
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import (
+    CALLBACK_TYPE,
+    HomeAssistant,
+    ServiceCall,
+    ServiceResponse,
+    SupportsResponse,
+    callback,
+)
 from homeassistant.util import dt as dt_util
 from homeassistant.util.hass_dict import HassKey
 
-from ..const import DOMAIN
+from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
 from ..store import DATA_STORE, Store, StoreError, transaction
 from . import pages
 from .pages import MemoryError, Page
 from .text import note_line
+
+if TYPE_CHECKING:
+    from .nightly import NightlyPass
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -37,6 +48,7 @@ class Memory:
         self.profile_tokens = 0
         self.profile_budget = PROFILE_BUDGET
         self._listeners: list[Callable[[], None]] = []
+        self.nightly: NightlyPass
 
     async def async_load(self) -> None:
         """Read the context of what is stored."""
@@ -140,7 +152,9 @@ DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
 
 
 async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
-    """Make memory available when the store opened."""
+    """Make memory available when the store opened, with its nightly pass."""
+    from .nightly import NightlyPass  # noqa: PLC0415 (nightly imports this module)
+
     store = hass.data[DATA_STORE]
     if not store.available:
         return None
@@ -149,5 +163,24 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
         await memory.async_load()
     except StoreError:
         return None
+    memory.nightly = NightlyPass(hass, memory)
     hass.data[DATA_MEMORY] = memory
+
+    async def run_nightly(call: ServiceCall) -> ServiceResponse:
+        return await memory.nightly.async_run("action")
+
+    hass.services.async_register(
+        DOMAIN,
+        SERVICE_RUN_NIGHTLY,
+        run_nightly,
+        supports_response=SupportsResponse.OPTIONAL,
+    )
     return memory
+
+
+@callback
+def async_schedule_nightly(hass: HomeAssistant, entry: ConfigEntry) -> None:
+    """Schedule the nightly pass by a loaded entry's options."""
+    if (memory := hass.data.get(DATA_MEMORY)) is not None:
+        memory.nightly.async_schedule(entry)
+        entry.async_on_unload(memory.nightly.async_stop)

@@ -327,7 +327,7 @@ def _check_name_free(
     return key
 
 
-def _set_names(
+def set_names(
     connection: sqlite3.Connection, page_id: int, name: str, aliases: list[str]
 ) -> tuple[str, ...]:
     """Give the page these names (checked free), replacing the old ones."""
@@ -347,7 +347,7 @@ def _set_names(
     return tuple(sorted(value for key, value in list(keys.items())[1:]))
 
 
-def _index(connection: sqlite3.Connection, page: Page) -> None:
+def index_page(connection: sqlite3.Connection, page: Page) -> None:
     """Keep the search row of a page in step with it."""
     connection.execute("DELETE FROM page_search WHERE rowid = ?", (page.id,))
     if page.deleted_at is None:
@@ -357,7 +357,7 @@ def _index(connection: sqlite3.Connection, page: Page) -> None:
         )
 
 
-def _revise(
+def revise(
     connection: sqlite3.Connection,
     page_id: int,
     now: float,
@@ -390,7 +390,7 @@ def _revise(
         (cursor.lastrowid, now, page_id),
     )
     page = get_page(connection, page_id)
-    _index(connection, page)
+    index_page(connection, page)
     return page
 
 
@@ -425,8 +425,8 @@ def create_page(
         (name, kind, text, now, now),
     )
     page_id = int(cursor.lastrowid or 0)
-    _set_names(connection, page_id, name, aliases)
-    return _revise(connection, page_id, now, author, run=run, source=source)
+    set_names(connection, page_id, name, aliases)
+    return revise(connection, page_id, now, author, run=run, source=source)
 
 
 def _ensure_profile(connection: sqlite3.Connection, now: float) -> Page:
@@ -496,7 +496,7 @@ def remember(
         "UPDATE pages SET text = ? WHERE id = ?",
         (add_note(page.text, line), page.id),
     )
-    return _revise(connection, page.id, now, author, source=source), True
+    return revise(connection, page.id, now, author, source=source), True
 
 
 def recall(connection: sqlite3.Connection, query: str) -> tuple[list[Page], int]:
@@ -711,8 +711,8 @@ def edit_page(
         for alias in aliases:
             if is_tombstoned(connection, alias) and author != "person":
                 raise MemoryError("tombstoned", f"{alias!r} was deleted forever")
-        _set_names(connection, page_id, page.name, aliases)
-    return _revise(connection, page_id, now, author, run=run)
+        set_names(connection, page_id, page.name, aliases)
+    return revise(connection, page_id, now, author, run=run)
 
 
 def rename_page(
@@ -730,8 +730,8 @@ def rename_page(
     if fold(page.name) != fold(name):
         aliases.append(page.name)
     connection.execute("UPDATE pages SET name = ? WHERE id = ?", (name, page_id))
-    _set_names(connection, page_id, name, aliases)
-    return _revise(connection, page_id, now, "person", note="renamed")
+    set_names(connection, page_id, name, aliases)
+    return revise(connection, page_id, now, "person", note="renamed")
 
 
 def delete_page(connection: sqlite3.Connection, page_id: int, now: float) -> Page:
@@ -741,7 +741,7 @@ def delete_page(connection: sqlite3.Connection, page_id: int, now: float) -> Pag
         raise MemoryError("profile", "the profile cannot be deleted")
     connection.execute("UPDATE pages SET deleted_at = ? WHERE id = ?", (now, page_id))
     page = get_page(connection, page_id)
-    _index(connection, page)
+    index_page(connection, page)
     return page
 
 
@@ -751,7 +751,7 @@ def restore_page(connection: sqlite3.Connection, page_id: int, now: float) -> Pa
     if page.deleted_at is None:
         return page
     connection.execute("UPDATE pages SET deleted_at = NULL WHERE id = ?", (page_id,))
-    return _revise(connection, page_id, now, "person", note="restored")
+    return revise(connection, page_id, now, "person", note="restored")
 
 
 def delete_forever(
@@ -778,7 +778,7 @@ def delete_forever(
             connection.execute(
                 "UPDATE pages SET text = ? WHERE id = ?", (new_text, row[0])
             )
-            unlinked.append(_revise(connection, row[0], now, "person").name)
+            unlinked.append(revise(connection, row[0], now, "person").name)
     connection.executemany(
         "INSERT OR REPLACE INTO tombstones (folded, name, at) VALUES (?, ?, ?)",
         [(fold(each), each, now) for each in (page.name, *page.aliases)],
