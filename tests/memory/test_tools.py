@@ -3,27 +3,19 @@
 import json
 from typing import Any
 
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import entity_registry as er, llm
-import pytest
 
-from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
+from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
 from custom_components.desktop_assistant.store import transaction
 
 from ..integration.conftest import Agent, speech
-from ..llama_server import MODEL_ID, text_reply, tool_call_reply
+from ..llama_server import text_reply, tool_call_reply
 
 REMEMBER = f"{DOMAIN}__remember"
 RECALL = f"{DOMAIN}__recall"
-
-
-@pytest.fixture
-def agent_options() -> dict[str, Any]:
-    """An agent with the integration's own tools API."""
-    return DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]}
 
 
 def memory_of(hass: HomeAssistant) -> Memory:

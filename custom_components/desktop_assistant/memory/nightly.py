@@ -38,7 +38,9 @@ from .memory import Memory
 from .pages import MemoryError
 from .plan import (
     PLAN_SCHEMA,
+    MemoryState,
     Plan,
+    Refusal,
     check_plan,
     parse_plan,
     refusal_text,
@@ -347,28 +349,26 @@ class NightlyPass:
 
         def snapshot(connection: sqlite3.Connection) -> Any:
             since = int(runs.get_state(connection, STATE_CONSOLIDATED) or 0)
-            latest = runs.latest_revision(connection)
-            if latest <= since:
+            if runs.latest_revision(connection) <= since:
                 return None
             return (
                 runs.memory_state(connection, budget),
                 runs.pages_to_consolidate(connection, since, MAX_PLAN_PAGES),
                 _page_names(connection),
-                latest,
             )
 
         taken = await self.memory.async_read(snapshot)
         if taken is None:
             return []
-        planned, shown, names, latest = taken
+        planned, shown, names = taken
         messages = plan_messages(shown, names, budget)
         for attempt in range(2):
             generation = await generator.async_generate(
                 messages, structure=PLAN_SCHEMA, name="plan", max_tokens=4096
             )
             plan = parse_plan(generation.data)
-            result = await self._async_apply(plan, planned, run_id, latest)
-            if isinstance(result, list):
+            refusals, changes = await self._async_apply(plan, planned, run_id)
+            if not refusals:
                 summary.consolidation = "applied" if attempt == 0 else "applied_second"
                 summary.rewritten = len(plan.rewrites)
                 summary.created = len(plan.creates)
@@ -376,8 +376,8 @@ class NightlyPass:
                 summary.dropped = sum(
                     len(action.dropped) for action in (*plan.rewrites, *plan.merges)
                 )
-                return result
-            summary.refusals = [refusal.message for refusal in result]
+                return changes
+            summary.refusals = [refusal.message for refusal in refusals]
             detail.setdefault("refused_plans", []).append(generation.data)
             messages = [
                 *messages,
@@ -385,7 +385,7 @@ class NightlyPass:
                 {
                     "role": "user",
                     "content": "The plan was refused:\n"
-                    + refusal_text(result)
+                    + refusal_text(refusals)
                     + "\nSend a corrected plan.",
                 },
             ]
@@ -393,23 +393,24 @@ class NightlyPass:
         return []
 
     async def _async_apply(
-        self, plan: Plan, planned: Any, run_id: int, latest: int
-    ) -> list[runs.PageChange] | list[Any]:
+        self, plan: Plan, planned: MemoryState, run_id: int
+    ) -> tuple[list[Refusal], list[runs.PageChange]]:
         """Check the plan against memory now and apply it, in one transaction."""
         budget = self.memory.profile_budget
 
-        def work(connection: sqlite3.Connection, now: float) -> Any:
+        def work(
+            connection: sqlite3.Connection, now: float
+        ) -> tuple[list[Refusal], list[runs.PageChange]]:
             current = runs.memory_state(connection, budget)
             if refusals := check_plan(plan, planned, current):
-                return refusals, None
+                return refusals, []
             changes = runs.apply_plan(connection, plan, now, run_id)
             runs.set_state(
                 connection, STATE_CONSOLIDATED, str(runs.latest_revision(connection))
             )
-            return None, changes
+            return [], changes
 
-        refusals, changes = await self.memory.async_write(work)
-        return changes if refusals is None else refusals
+        return await self.memory.async_write(work)
 
     async def async_revert(self, run_id: int, page_id: int) -> dict[str, Any]:
         """Undo one run's change to one page."""
