@@ -153,7 +153,9 @@ DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
 
 async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     """Make memory available when the store opened, with its nightly pass."""
-    from .nightly import NightlyPass  # noqa: PLC0415 (nightly imports this module)
+    # These modules import this one.
+    from .nightly import NightlyPass  # noqa: PLC0415
+    from .websocket import async_register_commands  # noqa: PLC0415
 
     store = hass.data[DATA_STORE]
     if not store.available:
@@ -165,6 +167,7 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
         return None
     memory.nightly = NightlyPass(hass, memory)
     hass.data[DATA_MEMORY] = memory
+    async_register_commands(hass, memory)
 
     async def run_nightly(call: ServiceCall) -> ServiceResponse:
         return await memory.nightly.async_run("action")
