@@ -237,3 +237,22 @@ def test_context_changes_only_when_memory_changes(
     assert build_context(connection) == first
     note(connection, "Bob", "Anouk's neighbour")
     assert build_context(connection) != first
+
+
+def test_recall_ranks_by_rare_words_when_one_is_on_many_pages(
+    connection: sqlite3.Connection,
+) -> None:
+    for number in range(pages.COMMON_WORD_PAGES + 5):
+        new_page(
+            connection, f"Neighbour {number}", "Lives in our street.\n", now=number
+        )
+    new_page(connection, "Anouk", "Lives in Leiden, plays the cello.\n", now=0)
+    found, more = recall(connection, "who in the street plays the cello")
+    assert found[0].name == "Anouk"
+    # Only common words: the newest pages that have them.
+    found, more = recall(connection, "street")
+    assert [page.name for page in found][:2] == [
+        f"Neighbour {pages.COMMON_WORD_PAGES + 4}",
+        f"Neighbour {pages.COMMON_WORD_PAGES + 3}",
+    ]
+    assert more > 0

@@ -29,6 +29,10 @@ INDEX_SIZE: Final = 50
 CONTEXT_LIMIT: Final = 10_000
 RECALL_PAGES: Final = 5
 RECALL_LIMIT: Final = 4000
+# Matches beyond this are not counted ("50 more pages match").
+RECALL_COUNT: Final = 50
+# A word on more pages than this is too common to rank pages by.
+COMMON_WORD_PAGES: Final = 200
 
 # Words that say nothing about what is sought, in the languages households
 # here speak; a recall of only these is refused.
@@ -516,34 +520,60 @@ def recall(connection: sqlite3.Connection, query: str) -> tuple[list[Page], int]
         )
     more = 0
     if terms:
-        match = " OR ".join(
-            f'"{term}"*' if len(term) >= 4 else f'"{term}"' for term in terms
-        )
-        rows = connection.execute(
-            f"SELECT {_PAGE_COLUMNS} FROM pages JOIN "
-            "(SELECT rowid, rank FROM page_search WHERE page_search MATCH ? "
-            "ORDER BY rank LIMIT ?) AS hits ON hits.rowid = pages.id "
-            "ORDER BY hits.rank",
-            (match, RECALL_PAGES + 1 + len(found)),
-        ).fetchall()
-        total = connection.execute(
-            "SELECT count(*) FROM page_search WHERE page_search MATCH ?", (match,)
-        ).fetchone()[0]
+        hits = _search(connection, terms)
         exact_id = found[0].id if found else None
-        for row in rows:
-            page = _page(row)
-            if page.id != exact_id and len(found) < RECALL_PAGES:
-                found.append(page)
-        listed = sum(1 for page in found if page.id != exact_id)
-        exact_matches = exact_id is not None and (
-            connection.execute(
-                "SELECT 1 FROM page_search WHERE page_search MATCH ? AND rowid = ?",
-                (match, exact_id),
-            ).fetchone()
-            is not None
-        )
-        more = total - listed - exact_matches
+        others = [page_id for page_id in hits if page_id != exact_id]
+        shown = others[: RECALL_PAGES - len(found)]
+        found += [get_page(connection, page_id) for page_id in shown]
+        more = len(others) - len(shown)
     return found, more
+
+
+def _search(connection: sqlite3.Connection, terms: list[str]) -> list[int]:
+    """Return the ids of pages matching any of the words, best first.
+
+    Ranking (bm25) costs time per match, so words found on many pages are
+    left out when rarer ones are asked for too; a query of common words
+    only lists the newest pages that have the rarest of them.
+    """
+
+    def expression(term: str) -> str:
+        return f'"{term}"*' if len(term) >= 4 else f'"{term}"'
+
+    def pages_with(term: str) -> int:
+        if len(term) >= 4:
+            row = connection.execute(
+                "SELECT sum(doc) FROM page_search_vocab WHERE term >= ? AND term < ?",
+                (term, term + "\U0010ffff"),
+            ).fetchone()
+        else:
+            row = connection.execute(
+                "SELECT doc FROM page_search_vocab WHERE term = ?", (term,)
+            ).fetchone()
+        return int(row[0] or 0) if row else 0
+
+    counted = sorted((pages_with(term), term) for term in dict.fromkeys(terms))
+    rare = [term for count, term in counted if 0 < count <= COMMON_WORD_PAGES]
+    if rare:
+        return [
+            row[0]
+            for row in connection.execute(
+                "SELECT rowid FROM page_search WHERE page_search MATCH ? "
+                "ORDER BY rank LIMIT ?",
+                (" OR ".join(map(expression, rare)), RECALL_COUNT),
+            )
+        ]
+    common = [term for count, term in counted if count]
+    if not common:
+        return []
+    return [
+        row[0]
+        for row in connection.execute(
+            "SELECT rowid FROM page_search WHERE page_search MATCH ? "
+            "ORDER BY rowid DESC LIMIT ?",
+            (expression(common[0]), RECALL_COUNT),
+        )
+    ]
 
 
 def recall_text(pages: list[Page], more: int) -> str:

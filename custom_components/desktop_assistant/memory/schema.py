@@ -52,6 +52,7 @@ CREATE VIRTUAL TABLE page_search USING fts5 (
     text,
     tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE page_search_vocab USING fts5vocab (page_search, 'row');
 CREATE TABLE nightly_runs (
     id INTEGER PRIMARY KEY,
     trigger TEXT NOT NULL,
