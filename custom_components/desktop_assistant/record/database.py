@@ -44,54 +44,61 @@ def conversation_summary(row: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def append_turn(connection: sqlite3.Connection, write: TurnWrite) -> None:
+def append_turns(connection: sqlite3.Connection, writes: list[TurnWrite]) -> None:
+    """Add turns' entries in one transaction; see `append`."""
+    with transaction(connection):
+        for write in writes:
+            append(connection, write)
+
+
+def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
     """Add the turn's entries, creating the conversation on its first turn.
 
     The conversation's row in the search index is written again with all
-    its words, so it stays in step with its entries.
+    its words, so it stays in step with its entries. The caller holds the
+    transaction.
     """
     start = write.start
-    with transaction(connection):
-        row = connection.execute(
-            "SELECT id FROM conversations WHERE conversation_id = ?",
-            (start.conversation_id,),
+    row = connection.execute(
+        "SELECT id FROM conversations WHERE conversation_id = ?",
+        (start.conversation_id,),
+    ).fetchone()
+    if row is None:
+        (conversation,) = connection.execute(
+            "INSERT INTO conversations (conversation_id, agent_id,"
+            " config_entry_id, channel, device_id, device_name, language,"
+            " started_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
+            (
+                start.conversation_id,
+                start.agent_id,
+                start.config_entry_id,
+                start.channel,
+                start.device_id,
+                start.device_name,
+                start.language,
+                min((entry.at for entry in write.entries), default=write.at),
+                write.at,
+            ),
         ).fetchone()
-        if row is None:
-            (conversation,) = connection.execute(
-                "INSERT INTO conversations (conversation_id, agent_id,"
-                " config_entry_id, channel, device_id, device_name, language,"
-                " started_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " RETURNING id",
-                (
-                    start.conversation_id,
-                    start.agent_id,
-                    start.config_entry_id,
-                    start.channel,
-                    start.device_id,
-                    start.device_name,
-                    start.language,
-                    write.at,
-                    write.at,
-                ),
-            ).fetchone()
-        else:
-            (conversation,) = row
-            connection.execute(
-                "UPDATE conversations SET last_activity_at = max(last_activity_at, ?),"
-                " status = 'active', quiet_at = NULL,"
-                " device_id = coalesce(device_id, ?),"
-                " device_name = coalesce(device_name, ?) WHERE id = ?",
-                (write.at, start.device_id, start.device_name, conversation),
-            )
-        if not write.entries:
-            return
-        connection.executemany(
-            "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
-            " tool_name, tool_arguments, tool_result, tool_error, fault)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(conversation, *entry_row(entry)) for entry in write.entries],
+    else:
+        (conversation,) = row
+        connection.execute(
+            "UPDATE conversations SET last_activity_at = max(last_activity_at, ?),"
+            " status = 'active', quiet_at = NULL,"
+            " device_id = coalesce(device_id, ?),"
+            " device_name = coalesce(device_name, ?) WHERE id = ?",
+            (write.at, start.device_id, start.device_name, conversation),
         )
-        reindex(connection, conversation)
+    if not write.entries:
+        return
+    connection.executemany(
+        "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
+        " tool_name, tool_arguments, tool_result, tool_error, fault)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(conversation, *entry_row(entry)) for entry in write.entries],
+    )
+    reindex(connection, conversation)
 
 
 def entry_row(entry: Entry) -> tuple[Any, ...]:
@@ -364,3 +371,16 @@ def find_conversations(
                 texts.append(text)
         found.append((conversation_summary(row), texts))
     return found
+
+
+def counts(connection: sqlite3.Connection) -> dict[str, Any]:
+    """The record's size and schema version, for diagnostics."""
+    conversations, entries = connection.execute(
+        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM entries)"
+    ).fetchone()
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
+    return {
+        "conversations": conversations,
+        "entries": entries,
+        "schema_version": version,
+    }
