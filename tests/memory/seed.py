@@ -75,7 +75,7 @@ async def add_conversation(
         ],
     )
     await record.async_run_write(
-        lambda connection: database.append_turn(connection, write), "test turn"
+        lambda connection: database.append_turns(connection, [write]), "test turn"
     )
     if quiet:
         await record.async_run_write(

@@ -427,7 +427,7 @@ async def test_a_run_missed_while_down_runs_soon_after_start(
     )
     assert await nightly.async_missed(at, now)
     nightly.async_schedule(agent.entry)
-    await hass.async_block_till_done()
+    await hass.async_block_till_done(wait_background_tasks=True)
     freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
     async_fire_time_changed(hass)
     await hass.async_block_till_done()
@@ -442,3 +442,39 @@ async def test_no_catch_up_when_the_last_run_was_on_time(
     nightly = memory_of(hass).nightly
     await run(hass)
     assert not await nightly.async_missed(dt_util.parse_time("03:00:00"), dt_util.now())
+
+
+async def test_runs_at_the_time_of_day_of_the_options(
+    hass: HomeAssistant, agent: Agent, freezer: Any
+) -> None:
+    freezer.move_to(dt_util.as_utc(dt_util.now().replace(hour=4, minute=0, second=0)))
+    await run(hass)  # nothing missed since
+    hass.config_entries.async_update_entry(
+        agent.entry,
+        options={"nightly": True, "nightly_time": "05:30:00"},
+    )
+    await hass.async_block_till_done()
+    freezer.move_to(dt_util.as_utc(dt_util.now().replace(hour=5, minute=30, second=0)))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    assert [r["trigger"] for r in listed] == ["schedule", "action"]
+
+
+async def test_nightly_off_schedules_nothing(
+    hass: HomeAssistant, agent: Agent, freezer: Any
+) -> None:
+    hass.config_entries.async_update_entry(
+        agent.entry, options={"nightly": False, "nightly_time": "03:00:00"}
+    )
+    await hass.async_block_till_done()
+    freezer.move_to(
+        dt_util.as_utc(
+            (dt_util.now() + timedelta(days=1)).replace(hour=3, minute=0, second=0)
+        )
+    )
+    async_fire_time_changed(hass)
+    freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    assert await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10)) == []
