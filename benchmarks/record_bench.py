@@ -195,10 +195,10 @@ class Words:
         return self.words[self.rng.randint(low, high) - 1]
 
 
-def synthetic_turn(n: int, words: Words, now: float) -> TurnWrite:
-    """Conversation `n`: 10 entries, at a time in the last 90 days."""
+def synthetic_turn(n: int, count: int, words: Words, now: float) -> TurnWrite:
+    """Conversation `n` of `count`: 10 entries; they span the last 90 days in order."""
     rng = words.rng
-    at = now - rng.uniform(0, 90 * 86400)
+    at = now - 90 * 86400 * (1 - (n + rng.random()) / count)
     voice = rng.random() < 0.7
     start = ConversationStart(
         conversation_id=f"synthetic-{n}",
@@ -252,7 +252,7 @@ async def fill(record: Record, count: int, words: Words) -> tuple[int, float]:
             written = 0
             with transaction(connection):
                 for n in range(offset, min(count, offset + BATCH)):
-                    write = synthetic_turn(n, words, now)
+                    write = synthetic_turn(n, count, words, now)
                     database.append(connection, write)
                     written += len(write.entries)
             return written

@@ -48,8 +48,9 @@ RETRY_DELAYS: Final = (1.0, 5.0, 30.0)
 # Writes waiting for the database beyond this are dropped, not queued.
 MAX_PENDING: Final = 1000
 QUIET_CHECK: Final = timedelta(minutes=1)
-# Writes start this long after the first is queued.
-WRITE_DELAY: Final = 0.05
+# Writes start this many turns of the event loop after the first is queued
+# (not a time: a clock frozen in tests must not stop them).
+WRITE_DELAY: Final = 3
 RETENTION_HOUR: Final = 4
 
 
@@ -76,6 +77,9 @@ def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
     pipeline for debugging): the one whose intent stage is running for this
     conversation, which went through speech-to-text.
     """
+    if "assist_pipeline" not in hass.config.components:
+        return False
+    # Imported only when set up: assist_pipeline is an optional dependency.
     from homeassistant.components.assist_pipeline import (  # noqa: PLC0415
         PipelineEventType,
     )
@@ -83,8 +87,7 @@ def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
         KEY_ASSIST_PIPELINE,
     )
 
-    if (pipeline_data := hass.data.get(KEY_ASSIST_PIPELINE)) is None:
-        return False
+    pipeline_data = hass.data[KEY_ASSIST_PIPELINE]
     for runs in pipeline_data.pipeline_debug.values():
         for run in runs.values():
             types = [event.type for event in run.events]
@@ -254,7 +257,8 @@ class Record:
         try:
             # The turn that asked ends first, and turns ending meanwhile
             # (satellites talking at once) share one transaction.
-            await asyncio.sleep(WRITE_DELAY)
+            for _ in range(WRITE_DELAY):
+                await asyncio.sleep(0)
             while self._pending:
                 write = self._next_write()
                 try:
