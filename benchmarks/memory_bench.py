@@ -115,13 +115,10 @@ def seed_pages(memory: Memory, count: int) -> Any:
     return memory.async_write(work)
 
 
-async def measure_memory(runs: int, count: int) -> None:
+async def measure_memory(hass: HomeAssistant, runs: int, count: int) -> None:
     """Part 1: remember, recall and the prompt context on `count` pages."""
-    async with (
-        running_home_assistant() as hass,
-        serve(LlamaServerStandIn()) as stand_in,
-    ):
-        await async_add_agent(
+    async with serve(LlamaServerStandIn()) as stand_in:
+        entry, _ = await async_add_agent(
             hass,
             stand_in.url,
             DEFAULT_AGENT_OPTIONS | {CONF_MODEL: "m", CONF_LLM_HASS_API: [DOMAIN]},
@@ -159,6 +156,7 @@ async def measure_memory(runs: int, count: int) -> None:
             ),
         }
         context_size = len(memory.context)
+        await hass.config_entries.async_remove(entry.entry_id)
     print(
         f"Memory of {count} pages, {runs} runs each "
         f"(prompt context {context_size} characters)"
@@ -199,12 +197,17 @@ async def first_token(hass: HomeAssistant, agent_id: str, text: str) -> float:
 
 
 async def background_load(
-    hass: HomeAssistant, url: str, model: str, yielding: bool
+    hass: HomeAssistant, url: str, model: str, slots: int, yielding: bool
 ) -> None:
-    """Keep llama-server busy as extraction does, stepping aside or not."""
+    """Keep llama-server busy as extraction does, or as a plain client would.
+
+    Stepping aside is what the pass does: wait for questions, withdraw when
+    one comes, and keep to the last slot when there are several.
+    """
     generator = Generator(
         LlamaServerClient(async_get_clientsession(hass), url),
         model,
+        slot=slots - 1 if yielding and slots > 1 else None,
         yield_to=async_get_activity(hass) if yielding else None,
     )
     transcript = Transcript("bench", None, "en", time.time(), 0)
@@ -220,64 +223,64 @@ async def background_load(
 
 
 async def measure_sharing(
-    runs: int, slots: int, workdir: Path
+    hass: HomeAssistant, runs: int, slots: int, workdir: Path
 ) -> dict[str, list[float]]:
     """Part 2: time to first token of a question, alone and during background work."""
     with start_llama_server(
         workdir, "--parallel", str(slots), "--cache-ram", "0"
     ) as server:
-        async with running_home_assistant() as hass:
-            model = str(server.model_path)
-            _, agent_id = await async_add_agent(
-                hass,
-                server.url,
-                DEFAULT_AGENT_OPTIONS
-                | {
-                    CONF_MODEL: model,
-                    CONF_LLM_HASS_API: [],
-                    CONF_TEMPERATURE: 0.0,
-                    CONF_MAX_TOKENS: 4,
-                },
+        model = str(server.model_path)
+        entry, agent_id = await async_add_agent(
+            hass,
+            server.url,
+            DEFAULT_AGENT_OPTIONS
+            | {
+                CONF_MODEL: model,
+                CONF_LLM_HASS_API: [],
+                CONF_TEMPERATURE: 0.0,
+                CONF_MAX_TOKENS: 4,
+            },
+        )
+        results: dict[str, list[float]] = {
+            "no background work (baseline)": [],
+            "nightly pass (steps aside)": [],
+            "background request, not stepping aside": [],
+        }
+        for run in range(runs):
+            results["no background work (baseline)"].append(
+                await first_token(hass, agent_id, f"Question {run}?")
             )
-            results: dict[str, list[float]] = {
-                "no background work (baseline)": [],
-                "nightly pass (steps aside)": [],
-                "background request, not stepping aside": [],
-            }
+        for name, yielding in (
+            ("nightly pass (steps aside)", True),
+            ("background request, not stepping aside", False),
+        ):
             for run in range(runs):
-                results["no background work (baseline)"].append(
+                load = hass.async_create_background_task(
+                    background_load(hass, server.url, model, slots, yielding), "load"
+                )
+                await asyncio.sleep(0.3)
+                results[name].append(
                     await first_token(hass, agent_id, f"Question {run}?")
                 )
-            for name, yielding in (
-                ("nightly pass (steps aside)", True),
-                ("background request, not stepping aside", False),
-            ):
-                for run in range(runs):
-                    load = hass.async_create_background_task(
-                        background_load(hass, server.url, model, yielding), "load"
-                    )
-                    await asyncio.sleep(0.3)
-                    results[name].append(
-                        await first_token(hass, agent_id, f"Question {run}?")
-                    )
-                    load.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await load
-            # The pass itself, end to end, with a question in the middle.
-            await add_conversation(
-                hass,
-                "bench-conversation",
-                [Said("user", "My sister Anouk's birthday is on 3 November.")],
-                time.time() - 7200,
-            )
-            pass_run = hass.async_create_task(
-                hass.data[DATA_MEMORY].nightly.async_run("benchmark")
-            )
-            await asyncio.sleep(0.3)
-            results["question during run_nightly"] = [
-                await first_token(hass, agent_id, "Question during the pass?")
-            ]
-            await pass_run
+                load.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await load
+        # The pass itself, end to end, with a question in the middle.
+        await add_conversation(
+            hass,
+            "bench-conversation",
+            [Said("user", "My sister Anouk's birthday is on 3 November.")],
+            time.time() - 7200,
+        )
+        pass_run = hass.async_create_task(
+            hass.data[DATA_MEMORY].nightly.async_run("benchmark")
+        )
+        await asyncio.sleep(0.3)
+        results["question during run_nightly"] = [
+            await first_token(hass, agent_id, "Question during the pass?")
+        ]
+        await pass_run
+        await hass.config_entries.async_remove(entry.entry_id)
     return results
 
 
@@ -285,28 +288,33 @@ async def main(runs: int, count: int, small: bool) -> None:
     """Measure and print the tables."""
     if small:
         runs, count = min(runs, 5), min(count, 200)
-    await measure_memory(runs * 5, count)
-    print()
-    for slots in (1, 2):
-        with tempfile.TemporaryDirectory() as workdir:
-            try:
-                results = await measure_sharing(runs, slots, Path(workdir))
-            except pytest.skip.Exception as skipped:
-                print(f"skipped: {skipped.msg}")
-                return
-        baseline, _ = median_p95(results["no background work (baseline)"])
-        print(
-            f"Time to first token of a question, real llama-server, tiny model, "
-            f"{slots} slot{'s' if slots > 1 else ''}, {runs} runs"
-        )
-        print(f"{'while':<42} {'median ms':>10} {'p95 ms':>10} {'vs alone':>9}")
-        for name, values in results.items():
-            median, p95 = ms(values)
-            print(
-                f"{name:<42} {median:>10.1f} {p95:>10.1f} "
-                f"{median / 1000 / baseline:>8.2f}x"
-            )
+    async with running_home_assistant() as hass:
+        await measure_memory(hass, runs * 5, count)
         print()
+        for slots in (1, 2):
+            with tempfile.TemporaryDirectory() as workdir:
+                try:
+                    results = await measure_sharing(hass, runs, slots, Path(workdir))
+                except pytest.skip.Exception as skipped:
+                    print(f"skipped: {skipped.msg}")
+                    return
+            print_sharing(results, slots, runs)
+
+
+def print_sharing(results: dict[str, list[float]], slots: int, runs: int) -> None:
+    """Print part 2's table for one server."""
+    baseline, _ = median_p95(results["no background work (baseline)"])
+    print(
+        f"Time to first token of a question, real llama-server, tiny model, "
+        f"{slots} slot{'s' if slots > 1 else ''}, {runs} runs"
+    )
+    print(f"{'while':<42} {'median ms':>10} {'p95 ms':>10} {'vs alone':>9}")
+    for name, values in results.items():
+        median, p95 = ms(values)
+        print(
+            f"{name:<42} {median:>10.1f} {p95:>10.1f} {median / 1000 / baseline:>8.2f}x"
+        )
+    print()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,11 @@ from pytest_homeassistant_custom_component.common import async_fire_time_changed
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import pages, runs
 from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
-from custom_components.desktop_assistant.memory.nightly import CATCH_UP_DELAY
+from custom_components.desktop_assistant.memory.nightly import (
+    CATCH_UP_DELAY,
+    PLAN_CHARS,
+    plan_messages,
+)
 
 from ..integration.conftest import Agent
 from ..llama_server import text_reply
@@ -478,3 +482,14 @@ async def test_nightly_off_schedules_nothing(
     async_fire_time_changed(hass)
     await hass.async_block_till_done()
     assert await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10)) == []
+
+
+def test_the_plan_request_is_bounded() -> None:
+    shown = [
+        pages.Page(n, f"Page {n}", "person", "x" * 2000 + "\n", (), 0.0, 0.0, n)
+        for n in range(20)
+    ]
+    messages = plan_messages(shown, [f"Name {n}" for n in range(1000)], 800)
+    assert len(messages[1]["content"]) < PLAN_CHARS + 200
+    assert "### Page 0 " in messages[1]["content"]
+    assert "### Page 19 " not in messages[1]["content"]

@@ -55,6 +55,9 @@ MAX_CONVERSATIONS: Final = 30
 MAX_PLAN_PAGES: Final = 20
 # Names of other pages listed for the model, so it can link and avoid clashes.
 MAX_PLAN_NAMES: Final = 200
+# The consolidation request's pages and names, in characters (about a
+# quarter as many tokens), so that it fits a 4096-token context.
+PLAN_CHARS: Final = 9000
 CATCH_UP_DELAY: Final = 120.0
 STATE_CONSOLIDATED = "consolidated_revision"
 STATE_FIRST_SEEN = "first_seen"
@@ -527,15 +530,32 @@ def extraction_messages(
 def plan_messages(
     shown: list[pages.Page], names: list[str], budget: int
 ) -> list[dict[str, str]]:
-    """The consolidation request: the pages to tidy, the other pages' names."""
-    sections = [
-        f"### {page.name} [{'profile' if page.is_profile else page.kind}]"
-        + (f" (aliases: {', '.join(page.aliases)})" if page.aliases else "")
-        + f"\n{page.text.strip()}"
-        for page in shown
-    ]
+    """The consolidation request: the pages to tidy, the other pages' names.
+
+    Bounded by PLAN_CHARS so that it fits a small model's context; pages
+    left out are tidied on a later night.
+    """
+    room = PLAN_CHARS
+    sections: list[str] = []
+    for page in shown:
+        section = (
+            f"### {page.name} [{'profile' if page.is_profile else page.kind}]"
+            + (f" (aliases: {', '.join(page.aliases)})" if page.aliases else "")
+            + f"\n{page.text.strip()}"
+        )
+        if sections and len(section) > room:
+            break
+        sections.append(section)
+        room -= len(section) + 2
     shown_names = {page.name for page in shown}
-    others = [name for name in names if name not in shown_names]
+    others: list[str] = []
+    for name in names:
+        if name in shown_names:
+            continue
+        if len(name) + 2 > room:
+            break
+        others.append(name)
+        room -= len(name) + 2
     return [
         {
             "role": "system",
