@@ -70,8 +70,8 @@ def integration_tools(hass: HomeAssistant) -> list[Tool]:
         tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
     if (record := hass.data.get(DATA_RECORD)) is not None and record.available:
         tools.append(RecallConversationsTool(record))
-    if (memory := hass.data.get(DATA_MEMORY)) is not None:
-        tools += memory_tools(memory)
+    if DATA_MEMORY in hass.data:
+        tools += memory_tools()
     return tools
 
 

@@ -3,6 +3,7 @@
 import json
 from typing import Any
 
+from homeassistant.components.conversation import trace
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import entity_registry as er, llm
 
@@ -195,3 +196,19 @@ async def test_memory_survives_a_restart_of_the_store(
             return [r["author"] for r in pages.revisions(connection, page.id)]
 
     assert await memory.async_read(revision_authors) == ["remember"]
+
+
+async def test_the_turns_trace_can_be_read_with_memory_tools_offered(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    agent.server.script = [text_reply("Hi.")]
+    await agent.ask("Hello")
+    # HA deep-copies the offered tools into the trace it shows.
+    events = trace.async_get_traces()[-1].as_dict()["events"]
+    offered = [
+        tool.name
+        for event in events
+        for tool in (event.get("data") or {}).get("tools") or ()
+    ]
+    assert REMEMBER in offered
+    assert RECALL in offered

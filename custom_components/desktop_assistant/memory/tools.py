@@ -13,7 +13,7 @@ from homeassistant.helpers.llm import (
 import probatio as vol
 
 from ..const import DOMAIN
-from .memory import Memory
+from .memory import DATA_MEMORY
 from .pages import PAGE_KINDS
 
 
@@ -45,17 +45,13 @@ class RememberTool(Tool):
     )
     integration = DOMAIN
 
-    def __init__(self, memory: Memory) -> None:
-        """Write into `memory`."""
-        self._memory = memory
-
     @override
     async def async_call(
         self, hass: HomeAssistant, tool_input: ToolInput, llm_context: LLMContext
     ) -> ToolResult:
         """Note the fact; a refusal answers `error: ...`."""
         args = tool_input.tool_args
-        text = await self._memory.async_remember(
+        text = await hass.data[DATA_MEMORY].async_remember(
             str(args.get("page") or ""),
             str(args.get("fact") or ""),
             kind=str(args.get("type") or "other"),
@@ -81,21 +77,21 @@ class RecallTool(Tool):
     )
     integration = DOMAIN
 
-    def __init__(self, memory: Memory) -> None:
-        """Read from `memory`."""
-        self._memory = memory
-
     @override
     async def async_call(
         self, hass: HomeAssistant, tool_input: ToolInput, llm_context: LLMContext
     ) -> ToolResult:
         """Return the matching pages' text."""
-        text = await self._memory.async_recall(
+        text = await hass.data[DATA_MEMORY].async_recall(
             str(tool_input.tool_args.get("query") or "")
         )
         return ToolResult(data={"result": text}, error=text.startswith("error:"))
 
 
-def memory_tools(memory: Memory) -> list[Tool]:
-    """Return the memory tools for `memory`."""
-    return [RememberTool(memory), RecallTool(memory)]
+def memory_tools() -> list[Tool]:
+    """Return the memory tools.
+
+    They hold nothing and find memory when called: HA's conversation trace
+    deep-copies the offered tools.
+    """
+    return [RememberTool(), RecallTool()]

@@ -119,6 +119,10 @@ class RecallConversationsTool(llm.Tool):
         """Search `record`."""
         self.record = record
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> "RecallConversationsTool":
+        """Itself: HA's conversation trace deep-copies the offered tools."""
+        return self
+
     @override
     async def async_call(
         self,
