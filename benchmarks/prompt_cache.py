@@ -141,7 +141,7 @@ async def main(runs: int) -> None:
     size, _ = median_p95(shares.pop("prompt tokens"))
     print(
         f"Prompt tokens served from llama-server's cache, {runs} runs "
-        f"(prompt of {size:.0f} tokens: instructions and 5 tool files)"
+        f"(prompt of {size:.0f} tokens: instructions, memory, 5 tool files)"
     )
     print(f"{'turn':<34} {'median':>8} {'p95':>8} {'lowest':>8} {'vs cold':>8}")
     cold, _ = median_p95(shares["cold prompt (baseline)"])
