@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 import json
 from pathlib import Path
+import sqlite3
 import sys
 from typing import Any
 
@@ -198,6 +199,24 @@ async def check(
     return outcomes
 
 
+async def forget_everything(hass: HomeAssistant) -> None:
+    """Empty memory, its runs and the record, for the next fixture."""
+
+    def wipe(connection: sqlite3.Connection, now: float) -> None:
+        for table in (
+            "nightly_runs",
+            "pages",
+            "page_search",
+            "tombstones",
+            "memory_state",
+            "extracted_conversations",
+            "conversations",
+        ):
+            connection.execute(f"DELETE FROM {table}")
+
+    await hass.data[DATA_MEMORY].async_write(wipe)
+
+
 async def run_pass(hass: HomeAssistant) -> dict[str, Any]:
     """Run the nightly pass through its action."""
     response = await hass.services.async_call(
@@ -224,14 +243,15 @@ async def evaluate(url: str, names: list[str]) -> int:
         print(f"Cannot read the models of {url}: {err!r}")
         return 1
     failures = 0
-    for name in names:
-        fixture = load(name)
-        async with running_home_assistant() as hass:
-            await async_add_agent(
-                hass,
-                url,
-                DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model, CONF_LLM_HASS_API: []},
-            )
+    async with running_home_assistant() as hass:
+        await async_add_agent(
+            hass,
+            url,
+            DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model, CONF_LLM_HASS_API: []},
+        )
+        for name in names:
+            fixture = load(name)
+            await forget_everything(hass)
             await seed(hass, fixture)
             run = await run_pass(hass)
             for outcome in await check(hass, fixture, run, None):
