@@ -205,6 +205,8 @@ class LlamaServerStandIn:
     stream_times: list[tuple[float, float]] = field(default_factory=list)
     # time.perf_counter() when each chat request arrived.
     received_at: list[float] = field(default_factory=list)
+    # What `GET /props` reports as the server's parallel slots.
+    total_slots: int = 1
     # Set when a chat request arrives; tests clear it to wait for the next.
     chat_received: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when the stand-in stops, so that delayed answers end at once.
@@ -232,6 +234,18 @@ class LlamaServerStandIn:
             status, text, content_type = self.models_override
             return web.Response(status=status, text=text, content_type=content_type)
         return web.json_response(models_body(self.model_id))
+
+    async def handle_props(self, request: web.Request) -> web.StreamResponse:
+        """Answer `GET /props` like llama-server (the fields clients read)."""
+        self.requests.append(request)
+        return web.json_response(
+            {
+                "total_slots": self.total_slots,
+                "model_path": self.model_id,
+                "chat_template": "",
+                "build_info": "b6820-2a1b4c9d",
+            }
+        )
 
     async def handle_chat(self, request: web.Request) -> web.StreamResponse:
         """Answer `POST /v1/chat/completions` with the next scripted reply."""
@@ -306,6 +320,7 @@ class LlamaServerStandIn:
         app = web.Application()
         app.router.add_get("/v1/models", self.handle_models)
         app.router.add_post("/v1/chat/completions", self.handle_chat)
+        app.router.add_get("/props", self.handle_props)
         return app
 
 

@@ -493,3 +493,15 @@ def test_the_plan_request_is_bounded() -> None:
     assert len(messages[1]["content"]) < PLAN_CHARS + 200
     assert "### Page 0 " in messages[1]["content"]
     assert "### Page 19 " not in messages[1]["content"]
+
+
+@pytest.mark.parametrize(("slots", "slot"), [(1, None), (3, 2)])
+async def test_the_pass_keeps_to_the_last_slot(
+    hass: HomeAssistant, agent: Agent, slots: int, slot: int | None
+) -> None:
+    agent.server.total_slots = slots
+    await add_page(hass, "Anouk", ANOUK)
+    agent.server.script = [answer(NO_PLAN)]
+    await run(hass)
+    (request,) = agent.server.chat_requests
+    assert request.get("id_slot") == slot
