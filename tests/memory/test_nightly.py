@@ -505,3 +505,28 @@ async def test_the_pass_keeps_to_the_last_slot(
     await run(hass)
     (request,) = agent.server.chat_requests
     assert request.get("id_slot") == slot
+
+
+async def test_a_merged_away_page_is_restored_only_with_free_names(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    await add_page(hass, "Anouk", ANOUK)
+    other = await add_page(hass, "Noukie V.", "Plays the cello.\n", aliases=["Nouk"])
+    agent.server.script = [answer(MERGE)]
+    await run(hass)
+    memory = memory_of(hass)
+    # Its names are the merged page's aliases now: restoring it would clash.
+    with pytest.raises(pages.MemoryError) as caught:
+        await memory.async_write(lambda c, now: pages.restore_page(c, other.id, now))
+    assert caught.value.code == "name_taken"
+    anouk = await memory.async_read(lambda c: pages.find_page(c, "Anouk"))
+    await memory.async_write(
+        lambda c, now: pages.edit_page(c, anouk.id, now, "person", aliases=[])
+    )
+    restored = await memory.async_write(
+        lambda c, now: pages.restore_page(c, other.id, now)
+    )
+    assert restored.aliases == ("Nouk",)
+    assert (await memory.async_read(lambda c: pages.find_page(c, "noukie v."))).id == (
+        other.id
+    )

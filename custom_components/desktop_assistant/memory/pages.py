@@ -780,6 +780,21 @@ def restore_page(connection: sqlite3.Connection, page_id: int, now: float) -> Pa
     page = get_page(connection, page_id)
     if page.deleted_at is None:
         return page
+    if (
+        not page.aliases
+        and connection.execute(
+            "SELECT 1 FROM page_names WHERE page = ?", (page_id,)
+        ).fetchone()
+        is None
+    ):
+        # Merged away by a nightly run: its names went to the other page.
+        aliases = json.loads(
+            connection.execute(
+                "SELECT aliases FROM page_revisions WHERE page = ? ORDER BY id DESC",
+                (page_id,),
+            ).fetchone()[0]
+        )
+        set_names(connection, page_id, page.name, aliases)
     connection.execute("UPDATE pages SET deleted_at = NULL WHERE id = ?", (page_id,))
     return revise(connection, page_id, now, "person", note="restored")
 
