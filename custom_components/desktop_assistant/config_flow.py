@@ -37,6 +37,7 @@ from homeassistant.helpers.selector import (
     TextSelector,
     TextSelectorConfig,
     TextSelectorType,
+    TimeSelector,
 )
 import probatio as vol
 
@@ -53,6 +54,8 @@ from .const import (
     CONF_LANGUAGES,
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
+    CONF_NIGHTLY,
+    CONF_NIGHTLY_TIME,
     CONF_QUIET_MINUTES,
     CONF_RECORD,
     CONF_REQUEST_TIMEOUT,
@@ -60,11 +63,14 @@ from .const import (
     CONF_TEMPERATURE,
     CONF_TOOL_ROUNDS,
     DEFAULT_AGENT_OPTIONS,
+    DEFAULT_AI_TASK_OPTIONS,
     DEFAULT_NAME,
+    DEFAULT_NIGHTLY_TIME,
     DEFAULT_QUIET_MINUTES,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_URL,
     DOMAIN,
+    SUBENTRY_AI_TASK,
     TOOLS_FOLDER,
 )
 from .credentials import without_credentials
@@ -94,6 +100,17 @@ SERVER_SCHEMA = vol.Schema(
         ),
     }
 )
+AGENT_ONLY_OPTIONS = frozenset(
+    {
+        CONF_RECORD,
+        CONF_PROMPT,
+        CONF_LLM_HASS_API,
+        CONF_TOOL_ROUNDS,
+        CONF_MAX_HISTORY,
+        CONF_CONFIRM_TIMEOUT,
+        CONF_LANGUAGES,
+    }
+)
 RECORD_OPTIONS_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_RETENTION_DAYS): NumberSelector(
@@ -114,6 +131,8 @@ RECORD_OPTIONS_SCHEMA = vol.Schema(
                 unit_of_measurement="min",
             )
         ),
+        vol.Required(CONF_NIGHTLY): BooleanSelector(),
+        vol.Required(CONF_NIGHTLY_TIME): TimeSelector(),
     }
 )
 REAUTH_SCHEMA = vol.Schema(
@@ -258,8 +277,11 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
     def async_get_supported_subentry_types(
         cls, config_entry: ConfigEntry
     ) -> dict[str, type[ConfigSubentryFlow]]:
-        """Return the subentry types: conversation agents."""
-        return {"conversation": ConversationFlowHandler}
+        """Return the subentry types: conversation agents and AI tasks."""
+        return {
+            "conversation": ConversationFlowHandler,
+            SUBENTRY_AI_TASK: AITaskFlowHandler,
+        }
 
     @staticmethod
     @callback
@@ -296,6 +318,8 @@ class EntryOptionsFlow(OptionsFlow):
                 {
                     CONF_RETENTION_DAYS: DEFAULT_RETENTION_DAYS,
                     CONF_QUIET_MINUTES: DEFAULT_QUIET_MINUTES,
+                    CONF_NIGHTLY: True,
+                    CONF_NIGHTLY_TIME: DEFAULT_NIGHTLY_TIME,
                 }
                 | dict(self.config_entry.options),
             ),
@@ -342,13 +366,18 @@ class EntryOptionsFlow(OptionsFlow):
         )
 
 
-class ConversationFlowHandler(ConfigSubentryFlow):
-    """Add or change a conversation agent of a server."""
+class ModelSubentryFlow(ConfigSubentryFlow):
+    """Add or change an entity of a server that uses one of its models."""
+
+    # A new one's options (CONF_MODEL is added from the server's model list),
+    # and the agent fields it does not have.
+    defaults: dict[str, Any]
+    hidden: frozenset[str] = frozenset()
 
     async def async_step_set_options(
         self, user_input: dict[str, Any] | None = None
     ) -> SubentryFlowResult:
-        """Choose the model and how the agent behaves."""
+        """Choose the name, the model and how it behaves."""
         entry = self._get_entry()
         if entry.state is not ConfigEntryState.LOADED:
             return self.async_abort(reason="entry_not_loaded")
@@ -373,21 +402,39 @@ class ConversationFlowHandler(ConfigSubentryFlow):
             return self.async_abort(reason="cannot_connect")
         if is_new:
             model = models[0] if models else ""
-            options = DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model}
+            options = self.defaults | {CONF_MODEL: model}
             name = agent_name(model)
         else:
             subentry = self._get_reconfigure_subentry()
             options = dict(subentry.data)
             name = subentry.title
+        schema = {
+            marker: selector
+            for marker, selector in _agent_schema(self.hass, name, models).items()
+            if str(marker) not in self.hidden
+        }
         return self.async_show_form(
             step_id="set_options",
             data_schema=self.add_suggested_values_to_schema(
-                vol.Schema(_agent_schema(self.hass, name, models)), options
+                vol.Schema(schema), options
             ),
         )
 
     async_step_user = async_step_set_options
     async_step_reconfigure = async_step_set_options
+
+
+class ConversationFlowHandler(ModelSubentryFlow):
+    """Add or change a conversation agent of a server."""
+
+    defaults = DEFAULT_AGENT_OPTIONS
+
+
+class AITaskFlowHandler(ModelSubentryFlow):
+    """Add or change an AI task entity of a server: no conversations, no tools."""
+
+    defaults = DEFAULT_AI_TASK_OPTIONS
+    hidden = AGENT_ONLY_OPTIONS
 
 
 def _agent_schema(

@@ -22,6 +22,7 @@ from .const import (
     DOMAIN,
 )
 from .entity import DesktopAssistantEntity, Turn
+from .generate import async_get_activity
 from .language import LanguageDetector
 from .llm import tool_file_name
 from .record import DATA_RECORD, TurnRecording
@@ -133,7 +134,9 @@ class DesktopAssistantConversationEntity(
         except conversation.ConverseError as err:
             return err.as_conversation_result()
 
-        await self._async_reply(chat_log, turn)
+        # Background generation (the nightly pass) steps aside meanwhile.
+        with async_get_activity(self.hass).turn():
+            await self._async_reply(chat_log, turn)
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:
             result.response.async_set_error(

@@ -17,7 +17,7 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.record import RECALL_TOOL
-from custom_components.desktop_assistant.store import DB_FILE
+from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
 
 from ..integration.conftest import Agent, speech
 from ..llama_server import text_reply
@@ -95,7 +95,7 @@ async def test_diagnostics_count_conversations_without_their_text(
         "available": True,
         "conversations": 1,
         "entries": 2,
-        "schema_version": 1,
+        "schema_version": MIGRATIONS[-1].version,
     }
     text = json.dumps(diagnostics)
     assert "spare key" not in text

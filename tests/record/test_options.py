@@ -7,10 +7,13 @@ from homeassistant.data_entry_flow import FlowResultType
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import (
+    CONF_NIGHTLY,
+    CONF_NIGHTLY_TIME,
     CONF_QUIET_MINUTES,
     CONF_RECORD,
     CONF_RETENTION_DAYS,
     DEFAULT_AGENT_OPTIONS,
+    DEFAULT_NIGHTLY_TIME,
 )
 
 from ..llama_server import MODEL_ID, LlamaServerStandIn
@@ -30,13 +33,25 @@ async def test_options_flow_sets_retention_and_quiet_time(
         str(key): key.description["suggested_value"]
         for key in result["data_schema"].schema
     }
-    assert defaults == {CONF_RETENTION_DAYS: 90, CONF_QUIET_MINUTES: 30}
+    # The same form sets memory's nightly pass.
+    assert defaults == {
+        CONF_RETENTION_DAYS: 90,
+        CONF_QUIET_MINUTES: 30,
+        CONF_NIGHTLY: True,
+        CONF_NIGHTLY_TIME: DEFAULT_NIGHTLY_TIME,
+    }
+    options = {
+        CONF_RETENTION_DAYS: 0,
+        CONF_QUIET_MINUTES: 10,
+        CONF_NIGHTLY: False,
+        CONF_NIGHTLY_TIME: "04:15:00",
+    }
     result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {CONF_RETENTION_DAYS: 0, CONF_QUIET_MINUTES: 10}
+        result["flow_id"], options
     )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.CREATE_ENTRY
-    assert config_entry.options == {CONF_RETENTION_DAYS: 0, CONF_QUIET_MINUTES: 10}
+    assert config_entry.options == options
     assert config_entry.state is config_entries.ConfigEntryState.LOADED
 
 
