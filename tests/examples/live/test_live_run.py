@@ -42,8 +42,8 @@ from ..test_search import RESULTS
 from ..test_weather import OSLO_NOW, day_slots, rome_today
 
 TOOLS = ["calendar", "calendar_add", "now", "search", "travel", "weather"]
-# Offered with them: the conversation record's tool.
-OFFERED = sorted([*TOOLS, "recall_conversations"])
+# Offered with them: the conversation record's and memory's tools.
+OFFERED = sorted([*TOOLS, "recall", "recall_conversations", "remember"])
 
 
 @pytest.fixture
