@@ -22,6 +22,7 @@ from .client import (
 )
 from .const import DOMAIN
 from .llm import ToolFilesAPI
+from .panel import async_register_panel
 from .services import async_setup_services
 from .tool_folder import async_setup_tools
 
@@ -36,6 +37,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))
+    await async_register_panel(hass)
     return True
 
 
