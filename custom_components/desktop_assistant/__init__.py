@@ -23,7 +23,9 @@ from .client import (
 from .const import DOMAIN
 from .llm import ToolFilesAPI
 from .panel import async_register_panel
+from .record import async_setup_record
 from .services import async_setup_services
+from .store import async_setup_store
 from .tool_folder import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
@@ -33,7 +35,11 @@ type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Load the config folder's tools as intents, Assist tools and actions."""
+    """Open the database; load the config folder's tools as Assist tools.
+
+    The tools also become intents and the run_tool action.
+    """
+    async_setup_record(hass, await async_setup_store(hass))
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))

@@ -10,6 +10,7 @@ from homeassistant.config_entries import (
     ConfigFlow,
     ConfigFlowResult,
     ConfigSubentryFlow,
+    OptionsFlow,
     SubentryFlowResult,
 )
 from homeassistant.const import (
@@ -24,6 +25,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import config_validation as cv, llm
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
+    BooleanSelector,
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
@@ -48,11 +50,16 @@ from .client import (
 from .const import (
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
+    CONF_QUIET_MINUTES,
+    CONF_RECORD,
     CONF_REQUEST_TIMEOUT,
+    CONF_RETENTION_DAYS,
     CONF_TEMPERATURE,
     CONF_TOOL_ROUNDS,
     DEFAULT_AGENT_OPTIONS,
     DEFAULT_NAME,
+    DEFAULT_QUIET_MINUTES,
+    DEFAULT_RETENTION_DAYS,
     DEFAULT_URL,
     DOMAIN,
 )
@@ -74,6 +81,28 @@ SERVER_SCHEMA = vol.Schema(
         ),
         vol.Optional(CONF_API_KEY): TextSelector(
             TextSelectorConfig(type=TextSelectorType.PASSWORD)
+        ),
+    }
+)
+RECORD_OPTIONS_SCHEMA = vol.Schema(
+    {
+        vol.Required(CONF_RETENTION_DAYS): NumberSelector(
+            NumberSelectorConfig(
+                min=0,
+                max=3650,
+                step=1,
+                mode=NumberSelectorMode.BOX,
+                unit_of_measurement="d",
+            )
+        ),
+        vol.Required(CONF_QUIET_MINUTES): NumberSelector(
+            NumberSelectorConfig(
+                min=1,
+                max=1440,
+                step=1,
+                mode=NumberSelectorMode.BOX,
+                unit_of_measurement="min",
+            )
         ),
     }
 )
@@ -205,6 +234,34 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         """Return the subentry types: conversation agents."""
         return {"conversation": ConversationFlowHandler}
 
+    @staticmethod
+    @callback
+    def async_get_options_flow(config_entry: ConfigEntry) -> OptionsFlow:
+        """Options of the entry: how its agents' conversations are kept."""
+        return RecordOptionsFlow()
+
+
+class RecordOptionsFlow(OptionsFlow):
+    """How long conversations are kept, and when one goes quiet."""
+
+    async def async_step_init(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Show the record's options."""
+        if user_input is not None:
+            return self.async_create_entry(data=user_input)
+        return self.async_show_form(
+            step_id="init",
+            data_schema=self.add_suggested_values_to_schema(
+                RECORD_OPTIONS_SCHEMA,
+                {
+                    CONF_RETENTION_DAYS: DEFAULT_RETENTION_DAYS,
+                    CONF_QUIET_MINUTES: DEFAULT_QUIET_MINUTES,
+                }
+                | dict(self.config_entry.options),
+            ),
+        )
+
 
 class ConversationFlowHandler(ConfigSubentryFlow):
     """Add or change a conversation agent of a server."""
@@ -285,4 +342,5 @@ def _agent_schema(
         vol.Required(CONF_TEMPERATURE): number(0, 2, 0.05),
         vol.Required(CONF_MAX_TOKENS): number(16, 32768),
         vol.Required(CONF_REQUEST_TIMEOUT): number(5, 600),
+        vol.Required(CONF_RECORD): BooleanSelector(),
     }

@@ -27,6 +27,17 @@ DEFAULT_TEMPERATURE: Final = 0.7
 DEFAULT_MAX_TOKENS: Final = 1024
 DEFAULT_REQUEST_TIMEOUT: Final = 60
 
+# The conversation record (issue 10). An agent option: keep its conversations.
+CONF_RECORD: Final = "record_conversations"
+# Options of a llama-server entry, for its agents' conversations.
+CONF_RETENTION_DAYS: Final = "retention_days"
+CONF_QUIET_MINUTES: Final = "quiet_minutes"
+DEFAULT_RETENTION_DAYS: Final = 90
+DEFAULT_QUIET_MINUTES: Final = 30
+SERVICE_DELETE_CONVERSATIONS: Final = "delete_conversations"
+ATTR_OLDER_THAN_DAYS: Final = "older_than_days"
+ATTR_CONVERSATION_ID: Final = "conversation_id"
+
 # A new agent's options; CONF_MODEL is added from the server's model list.
 DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_PROMPT: llm.DEFAULT_INSTRUCTIONS_PROMPT,
@@ -36,6 +47,7 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_TEMPERATURE: DEFAULT_TEMPERATURE,
     CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
+    CONF_RECORD: True,
 }
 
 # What the person hears when the language model fails, by kind of fault and

@@ -1,5 +1,6 @@
 """Conversation agents of desktop_assistant, one per conversation subentry."""
 
+import asyncio
 from functools import partial
 from typing import Literal
 
@@ -11,9 +12,10 @@ from homeassistant.helpers import intent
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from . import DesktopAssistantConfigEntry
-from .const import DATA_TOOLS, DOMAIN
+from .const import CONF_RECORD, DATA_TOOLS, DOMAIN
 from .entity import DesktopAssistantEntity, Turn
 from .llm import tool_file_name
+from .record import DATA_RECORD, TurnRecording
 
 
 async def async_setup_entry(
@@ -59,7 +61,45 @@ class DesktopAssistantConversationEntity(
         user_input: conversation.ConversationInput,
         chat_log: conversation.ChatLog,
     ) -> conversation.ConversationResult:
-        """Answer one question."""
+        """Answer one question; the conversation record keeps the turn."""
+        turn = Turn(
+            language=user_input.language,
+            announce=partial(self._pick_announcement, chat_log),
+        )
+        recording = self._async_begin_recording(user_input, chat_log)
+        try:
+            return await self._async_answer(user_input, chat_log, turn)
+        except BaseException as err:
+            turn.fault = turn.fault or (
+                "cancelled" if isinstance(err, asyncio.CancelledError) else "error"
+            )
+            raise
+        finally:
+            if recording is not None:
+                recording.async_end(turn.fault)
+
+    def _async_begin_recording(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+    ) -> TurnRecording | None:
+        """Start recording the turn, unless the agent keeps no record."""
+        if not self.options[CONF_RECORD] or DATA_RECORD not in self.hass.data:
+            return None
+        return self.hass.data[DATA_RECORD].async_begin_turn(
+            agent_id=self.entity_id,
+            config_entry_id=self.entry.entry_id,
+            user_input=user_input,
+            chat_log=chat_log,
+        )
+
+    async def _async_answer(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+    ) -> conversation.ConversationResult:
+        """Run the tool loop on the question; faults become the answer."""
         options = self.options
         try:
             await chat_log.async_provide_llm_data(
@@ -71,10 +111,6 @@ class DesktopAssistantConversationEntity(
         except conversation.ConverseError as err:
             return err.as_conversation_result()
 
-        turn = Turn(
-            language=user_input.language,
-            announce=partial(self._pick_announcement, chat_log),
-        )
         await self.async_run_tool_loop(chat_log, turn)
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:

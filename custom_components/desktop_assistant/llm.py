@@ -22,6 +22,7 @@ from homeassistant.helpers.llm import (
 import probatio
 
 from .const import DATA_TOOLS, DOMAIN
+from .record import DATA_RECORD, RecallConversationsTool
 from .tools import ToolRegistry, ToolSpec
 
 PARAM_VALIDATORS = {"string": str, "integer": int, "number": float, "boolean": bool}
@@ -60,16 +61,24 @@ class ConfigFolderTool(Tool):
         return ToolResult(data={"result": text}, error=text.startswith("error:"))
 
 
+def integration_tools(hass: HomeAssistant) -> list[Tool]:
+    """A tool per loaded tool file, and recall_conversations with the record."""
+    tools: list[Tool] = []
+    if (registry := hass.data.get(DATA_TOOLS)) is not None:
+        tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
+    if (record := hass.data.get(DATA_RECORD)) is not None and record.available:
+        tools.append(RecallConversationsTool(record))
+    return tools
+
+
 @callback
 def async_get_tools(
     hass: HomeAssistant, llm_context: LLMContext, api_id: str
 ) -> LLMTools | None:
-    """Return a tool per loaded tool file, in the Assist API only."""
-    if api_id != LLM_API_ASSIST or (registry := hass.data.get(DATA_TOOLS)) is None:
+    """Return the integration's tools, in the Assist API only."""
+    if api_id != LLM_API_ASSIST or not (tools := integration_tools(hass)):
         return None
-    if not (specs := registry.tools):
-        return None
-    return LLMTools(tools=[ConfigFolderTool(spec, registry) for spec in specs])
+    return LLMTools(tools=tools)
 
 
 class ToolFilesAPI(API):
@@ -81,13 +90,12 @@ class ToolFilesAPI(API):
 
     @override
     async def async_get_api_instance(self, llm_context: LLMContext) -> APIInstance:
-        """Offer a tool per loaded tool file."""
-        registry = self.hass.data[DATA_TOOLS]
+        """Offer a tool per loaded tool file, and the recall tool."""
         return APIInstance(
             api=self,
             api_prompt="",
             llm_context=llm_context,
-            tools=[ConfigFolderTool(spec, registry) for spec in registry.tools],
+            tools=integration_tools(self.hass),
         )
 
 

@@ -1,4 +1,8 @@
-"""Actions: run_tool (for automations and scripts) and reload (the config folder)."""
+"""Actions: run_tool, reload (the config folder), delete_conversations.
+
+run_tool is for automations and scripts; delete_conversations acts on the
+conversation record.
+"""
 
 from homeassistant.core import (
     HomeAssistant,
@@ -7,18 +11,24 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.service import async_register_admin_service
 import probatio
 
 from .const import (
     ATTR_ARGUMENTS,
+    ATTR_CONVERSATION_ID,
+    ATTR_OLDER_THAN_DAYS,
     ATTR_TOOL,
     DATA_TOOLS,
     DOMAIN,
+    SERVICE_DELETE_CONVERSATIONS,
     SERVICE_RELOAD,
     SERVICE_RUN_TOOL,
 )
+from .record import DATA_RECORD, InProgress
+from .store import StoreError
 from .tool_folder import async_load_tools
 
 RUN_TOOL_SCHEMA = probatio.Schema(
@@ -28,6 +38,19 @@ RUN_TOOL_SCHEMA = probatio.Schema(
         # arguments with `error: ...` text rather than an exception.
         probatio.Optional(ATTR_ARGUMENTS): cv.match_all,
     }
+)
+
+
+DELETE_CONVERSATIONS_SCHEMA = probatio.Schema(
+    probatio.All(
+        {
+            probatio.Exclusive(ATTR_OLDER_THAN_DAYS, "which"): probatio.All(
+                probatio.Coerce(float), probatio.Range(min=0)
+            ),
+            probatio.Exclusive(ATTR_CONVERSATION_ID, "which"): cv.string,
+        },
+        cv.has_at_least_one_key(ATTR_OLDER_THAN_DAYS, ATTR_CONVERSATION_ID),
+    )
 )
 
 
@@ -45,6 +68,35 @@ def async_setup_services(hass: HomeAssistant) -> None:
     async def reload(call: ServiceCall) -> None:
         await async_load_tools(hass)
 
+    async def delete_conversations(call: ServiceCall) -> ServiceResponse:
+        record = hass.data[DATA_RECORD]
+        try:
+            if ATTR_CONVERSATION_ID in call.data:
+                conversation_id = call.data[ATTR_CONVERSATION_ID]
+                if not await record.async_delete(conversation_id):
+                    raise ServiceValidationError(
+                        translation_domain=DOMAIN,
+                        translation_key="conversation_not_found",
+                        translation_placeholders={"conversation_id": conversation_id},
+                    )
+                return {"deleted": 1}
+            deleted = await record.async_delete_older_than(
+                call.data[ATTR_OLDER_THAN_DAYS]
+            )
+        except InProgress as err:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="conversation_in_progress",
+                translation_placeholders={"conversation_id": str(err)},
+            ) from err
+        except StoreError as err:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="record_unavailable",
+                translation_placeholders={"error": str(err)},
+            ) from err
+        return {"deleted": deleted}
+
     hass.services.async_register(
         DOMAIN,
         SERVICE_RUN_TOOL,
@@ -53,3 +105,11 @@ def async_setup_services(hass: HomeAssistant) -> None:
         supports_response=SupportsResponse.OPTIONAL,
     )
     async_register_admin_service(hass, DOMAIN, SERVICE_RELOAD, reload)
+    async_register_admin_service(
+        hass,
+        DOMAIN,
+        SERVICE_DELETE_CONVERSATIONS,
+        delete_conversations,
+        schema=DELETE_CONVERSATIONS_SCHEMA,
+        supports_response=SupportsResponse.OPTIONAL,
+    )

@@ -51,6 +51,7 @@ async def test_tool_files_are_an_api_of_their_own(agent: Agent) -> None:
     first, second = agent.server.chat_requests
     assert [tool["function"]["name"] for tool in first["tools"]] == [
         "desktop_assistant__now",
+        "desktop_assistant__recall_conversations",
         "desktop_assistant__weather",
     ]
     assert second["messages"][-1]["content"] == "14:05"

@@ -125,7 +125,11 @@ async def test_reload_reads_the_folder_again(
     api = await assist_api(hass)
     assert sorted(
         tool.name for tool in api.tools if tool.name.startswith("desktop_assistant__")
-    ) == ["desktop_assistant__moon", "desktop_assistant__now"]
+    ) == [
+        "desktop_assistant__moon",
+        "desktop_assistant__now",
+        "desktop_assistant__recall_conversations",
+    ]
     result = await api.async_call_tool(llm.ToolInput("desktop_assistant__moon", {}))
     assert result.data == {"result": "full"}
 

@@ -1,0 +1,40 @@
+"""The conversation record: every question an agent answers, kept as text.
+
+`async_setup_record` opens it for the integration; an agent calls
+`async_begin_turn` when a question arrives and `TurnRecording.async_end`
+when it has answered. Other features read it through `Record.async_read`
+with the functions of `record.database`, and hear of conversations going
+quiet through `async_listen_quiet`.
+"""
+
+from homeassistant.core import HomeAssistant
+from homeassistant.util.hass_dict import HassKey
+
+from ..const import DOMAIN
+from ..store import Store
+from .recall import RECALL_TOOL, RecallConversationsTool
+from .recorder import InProgress, Record, TurnRecording, async_listen_quiet
+from .websocket import async_register_commands
+
+DATA_RECORD: HassKey[Record] = HassKey(f"{DOMAIN}_record")
+
+__all__ = [
+    "DATA_RECORD",
+    "RECALL_TOOL",
+    "InProgress",
+    "RecallConversationsTool",
+    "Record",
+    "TurnRecording",
+    "async_listen_quiet",
+    "async_setup_record",
+]
+
+
+def async_setup_record(hass: HomeAssistant, store: Store) -> Record:
+    """Start the record on the store: websocket commands, quiet, retention."""
+    record = Record(hass, store)
+    hass.data[DATA_RECORD] = record
+    async_register_commands(hass, record)
+    if store.available:
+        record.async_start()
+    return record

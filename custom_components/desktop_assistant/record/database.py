@@ -1,0 +1,366 @@
+"""The record's statements; each function runs on the store's thread."""
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+import json
+import sqlite3
+from typing import Any, Final
+
+from ..store import transaction
+from .models import Entry, TurnWrite
+from .search import argument_values
+
+# How many characters of the first thing said a conversation list shows.
+FIRST_WORDS: Final = 120
+
+CONVERSATION_COLUMNS: Final = f"""
+    c.id, c.conversation_id, c.agent_id, c.channel, c.device_id, c.device_name,
+    c.language, c.started_at, c.last_activity_at, c.status,
+    (SELECT substr(text, 1, {FIRST_WORDS}) FROM entries
+     WHERE conversation = c.id AND kind = 'user' ORDER BY id LIMIT 1)
+"""
+
+
+def iso(timestamp: float | None) -> str | None:
+    """A stored time as ISO 8601 in UTC."""
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+def conversation_summary(row: Sequence[Any]) -> dict[str, Any]:
+    """A conversation as the websocket API and the recall tool describe it."""
+    return {
+        "conversation_id": row[1],
+        "agent_id": row[2],
+        "channel": row[3],
+        "device_id": row[4],
+        "device_name": row[5],
+        "language": row[6],
+        "started_at": iso(row[7]),
+        "last_activity_at": iso(row[8]),
+        "status": row[9],
+        "first_words": row[10],
+    }
+
+
+def append_turn(connection: sqlite3.Connection, write: TurnWrite) -> None:
+    """Add the turn's entries, creating the conversation on its first turn.
+
+    The conversation's row in the search index is written again with all
+    its words, so it stays in step with its entries.
+    """
+    start = write.start
+    with transaction(connection):
+        row = connection.execute(
+            "SELECT id FROM conversations WHERE conversation_id = ?",
+            (start.conversation_id,),
+        ).fetchone()
+        if row is None:
+            (conversation,) = connection.execute(
+                "INSERT INTO conversations (conversation_id, agent_id,"
+                " config_entry_id, channel, device_id, device_name, language,"
+                " started_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
+                (
+                    start.conversation_id,
+                    start.agent_id,
+                    start.config_entry_id,
+                    start.channel,
+                    start.device_id,
+                    start.device_name,
+                    start.language,
+                    write.at,
+                    write.at,
+                ),
+            ).fetchone()
+        else:
+            (conversation,) = row
+            connection.execute(
+                "UPDATE conversations SET last_activity_at = max(last_activity_at, ?),"
+                " status = 'active', quiet_at = NULL,"
+                " device_id = coalesce(device_id, ?),"
+                " device_name = coalesce(device_name, ?) WHERE id = ?",
+                (write.at, start.device_id, start.device_name, conversation),
+            )
+        if not write.entries:
+            return
+        connection.executemany(
+            "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
+            " tool_name, tool_arguments, tool_result, tool_error, fault)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(conversation, *entry_row(entry)) for entry in write.entries],
+        )
+        reindex(connection, conversation)
+
+
+def entry_row(entry: Entry) -> tuple[Any, ...]:
+    """An entry's columns after `conversation`."""
+    return (
+        entry.at,
+        entry.kind,
+        entry.text,
+        entry.source,
+        int(entry.interrupted),
+        entry.tool_name,
+        None
+        if entry.tool_arguments is None
+        else json.dumps(entry.tool_arguments, ensure_ascii=False),
+        entry.tool_result,
+        None if entry.tool_error is None else int(entry.tool_error),
+        entry.fault,
+    )
+
+
+def reindex(connection: sqlite3.Connection, conversation: int) -> None:
+    """Write the conversation's searchable words anew.
+
+    They are what the person and the assistant said, and each tool call's
+    name and argument values; never tool results.
+    """
+    pieces: list[str] = []
+    for kind, text, tool_name, tool_arguments in connection.execute(
+        "SELECT kind, text, tool_name, tool_arguments FROM entries"
+        " WHERE conversation = ? AND kind IN ('user', 'assistant', 'tool_call')"
+        " ORDER BY id",
+        (conversation,),
+    ):
+        if kind == "tool_call":
+            pieces.append(tool_name or "")
+            pieces.extend(argument_values(json.loads(tool_arguments or "{}")))
+        elif text:
+            pieces.append(text)
+    connection.execute(
+        "DELETE FROM conversation_search WHERE rowid = ?", (conversation,)
+    )
+    connection.execute(
+        "INSERT INTO conversation_search (rowid, words) VALUES (?, ?)",
+        (conversation, "\n".join(pieces)),
+    )
+
+
+def list_conversations(
+    connection: sqlite3.Connection,
+    *,
+    limit: int,
+    before: tuple[float, int] | None = None,
+    channel: str | None = None,
+    device_id: str | None = None,
+    match: str | None = None,
+) -> tuple[list[dict[str, Any]], tuple[float, int] | None]:
+    """A page of conversations, newest activity first, and where the next starts.
+
+    `before` is the (last activity, id) of the last conversation of the
+    previous page; the filters hold across pages because they are applied
+    in the same query as the cursor.
+    """
+    where = ["1"]
+    params: list[Any] = []
+    if before is not None:
+        where.append("(c.last_activity_at, c.id) < (?, ?)")
+        params += before
+    if channel is not None:
+        where.append("c.channel = ?")
+        params.append(channel)
+    if device_id is not None:
+        where.append("c.device_id = ?")
+        params.append(device_id)
+    if match is None:
+        source = "conversations c"
+    else:
+        # The matches first, then their rows: a rare word must not make
+        # SQLite walk every conversation in date order looking for it.
+        source = (
+            "(SELECT rowid AS hit FROM conversation_search"
+            " WHERE conversation_search MATCH ?) CROSS JOIN conversations c"
+            " ON c.id = hit"
+        )
+        params.insert(0, match)
+    rows = connection.execute(
+        f"SELECT {CONVERSATION_COLUMNS} FROM {source} WHERE {' AND '.join(where)}"
+        " ORDER BY c.last_activity_at DESC, c.id DESC LIMIT ?",
+        (*params, limit + 1),
+    ).fetchall()
+    following = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        following = (rows[-1][8], rows[-1][0])
+    return [conversation_summary(row) for row in rows], following
+
+
+def get_conversation(
+    connection: sqlite3.Connection, conversation_id: str
+) -> dict[str, Any] | None:
+    """A conversation with all its entries in order, or None."""
+    row = connection.execute(
+        f"SELECT {CONVERSATION_COLUMNS} FROM conversations c"
+        " WHERE c.conversation_id = ?",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    entries = [
+        entry_dict(entry)
+        for entry in connection.execute(
+            "SELECT id, at, kind, text, source, interrupted, tool_name,"
+            " tool_arguments, tool_result, tool_error, fault FROM entries"
+            " WHERE conversation = ? ORDER BY id",
+            (row[0],),
+        )
+    ]
+    return conversation_summary(row) | {"entries": entries}
+
+
+def entry_dict(row: Sequence[Any]) -> dict[str, Any]:
+    """An entry as the websocket API gives it; absent fields are left out."""
+    entry: dict[str, Any] = {"entry_id": row[0], "at": iso(row[1]), "kind": row[2]}
+    if row[2] in ("user", "assistant", "fault") and row[3] is not None:
+        entry["text"] = row[3]
+    if row[2] == "user":
+        entry["source"] = row[4]
+    elif row[2] == "assistant":
+        entry["interrupted"] = bool(row[5])
+    elif row[2] == "tool_call":
+        entry["tool_name"] = row[6]
+        entry["arguments"] = json.loads(row[7] or "{}")
+        entry["result"] = row[8]
+        entry["error"] = None if row[9] is None else bool(row[9])
+    else:
+        entry["fault"] = row[10]
+    return entry
+
+
+def delete_conversation(connection: sqlite3.Connection, conversation_id: str) -> bool:
+    """Delete a conversation, its entries and its words; False when unknown."""
+    with transaction(connection):
+        deleted = connection.execute(
+            "DELETE FROM conversations WHERE conversation_id = ?", (conversation_id,)
+        ).rowcount
+    return deleted > 0
+
+
+def delete_inactive_since(
+    connection: sqlite3.Connection,
+    cutoffs: Iterable[tuple[str, float]],
+    default_cutoff: float | None,
+    keep: Iterable[str] = (),
+) -> int:
+    """Delete conversations last active before their cutoff; return how many.
+
+    `cutoffs` gives a cutoff per config entry; conversations of other entries
+    (removed ones) use `default_cutoff`, None keeping them. Conversations in
+    `keep` (a turn is running) stay.
+    """
+    keep = list(keep)
+    kept = f"conversation_id NOT IN ({','.join('?' * len(keep))})"
+    deleted = 0
+    known: list[str] = []
+    with transaction(connection):
+        for entry_id, cutoff in cutoffs:
+            known.append(entry_id)
+            deleted += connection.execute(
+                f"DELETE FROM conversations WHERE config_entry_id = ?"
+                f" AND last_activity_at < ? AND {kept}",
+                (entry_id, cutoff, *keep),
+            ).rowcount
+        if default_cutoff is not None:
+            others = f"config_entry_id NOT IN ({','.join('?' * len(known))})"
+            deleted += connection.execute(
+                f"DELETE FROM conversations WHERE (config_entry_id IS NULL"
+                f" OR {others}) AND last_activity_at < ? AND {kept}",
+                (*known, default_cutoff, *keep),
+            ).rowcount
+    return deleted
+
+
+def delete_conversations_before(
+    connection: sqlite3.Connection, cutoff: float, keep: Iterable[str] = ()
+) -> int:
+    """Delete every conversation last active before `cutoff`, except `keep`."""
+    keep = list(keep)
+    with transaction(connection):
+        return connection.execute(
+            "DELETE FROM conversations WHERE last_activity_at < ?"
+            f" AND conversation_id NOT IN ({','.join('?' * len(keep))})",
+            (cutoff, *keep),
+        ).rowcount
+
+
+def active_conversations(
+    connection: sqlite3.Connection,
+) -> list[tuple[str, str | None, float]]:
+    """(conversation id, config entry, last activity) of active conversations."""
+    return connection.execute(
+        "SELECT conversation_id, config_entry_id, last_activity_at"
+        " FROM conversations WHERE status = 'active'"
+    ).fetchall()
+
+
+def mark_quiet(
+    connection: sqlite3.Connection, due: Sequence[tuple[str, float]], at: float
+) -> list[str]:
+    """Mark conversations quiet unless active again since; return those marked.
+
+    `due` pairs each conversation with the last activity it was judged on.
+    """
+    marked: list[str] = []
+    with transaction(connection):
+        for conversation_id, last_activity_at in due:
+            if connection.execute(
+                "UPDATE conversations SET status = 'quiet', quiet_at = ?"
+                " WHERE conversation_id = ? AND status = 'active'"
+                " AND last_activity_at = ?",
+                (at, conversation_id, last_activity_at),
+            ).rowcount:
+                marked.append(conversation_id)
+    return marked
+
+
+def find_conversations(
+    connection: sqlite3.Connection,
+    match: str,
+    *,
+    start: float | None,
+    end: float | None,
+    exclude: str | None,
+    limit: int,
+) -> list[tuple[dict[str, Any], list[str]]]:
+    """Conversations matching `match` and active within [start, end).
+
+    Newest first, each with the texts snippets may come from (never tool
+    results).
+    """
+    where = ["1"]
+    params: list[Any] = [match]
+    if start is not None:
+        where.append("c.last_activity_at >= ?")
+        params.append(start)
+    if end is not None:
+        where.append("c.started_at < ?")
+        params.append(end)
+    if exclude is not None:
+        where.append("c.conversation_id != ?")
+        params.append(exclude)
+    rows = connection.execute(
+        f"SELECT {CONVERSATION_COLUMNS} FROM (SELECT rowid AS hit"
+        " FROM conversation_search WHERE conversation_search MATCH ?)"
+        f" CROSS JOIN conversations c ON c.id = hit WHERE {' AND '.join(where)}"
+        " ORDER BY c.last_activity_at DESC, c.id DESC LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    found = []
+    for row in rows:
+        texts = []
+        for kind, text, tool_name, tool_arguments in connection.execute(
+            "SELECT kind, text, tool_name, tool_arguments FROM entries"
+            " WHERE conversation = ? AND kind IN ('user', 'assistant', 'tool_call')"
+            " ORDER BY id",
+            (row[0],),
+        ):
+            if kind == "tool_call":
+                values = " ".join(argument_values(json.loads(tool_arguments or "{}")))
+                texts.append(f"{tool_name}({values})")
+            elif text:
+                texts.append(text)
+        found.append((conversation_summary(row), texts))
+    return found

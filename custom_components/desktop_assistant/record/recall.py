@@ -1,0 +1,150 @@
+"""The recall_conversations tool: what was said in earlier conversations."""
+
+from datetime import date, datetime, timedelta
+from typing import Any, Final, override
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import chat_session, llm
+from homeassistant.util import dt as dt_util
+import probatio as vol
+
+from ..const import DOMAIN
+from ..store import StoreError
+from . import database
+from .recorder import Record
+from .search import match_expression, search_words, snippets
+
+MAX_CONVERSATIONS: Final = 5
+RECALL_TOOL: Final = f"{DOMAIN}__recall_conversations"
+
+
+class RecallError(Exception):
+    """The question cannot be searched as asked; the message says why."""
+
+
+def day_bounds(
+    day: str | None, first: str | None, last: str | None
+) -> tuple[datetime | None, datetime | None]:
+    """The [start, end) of whole days in HA's time zone; None is open."""
+    try:
+        if day is not None:
+            first = last = day
+        start = date.fromisoformat(first) if first else None
+        end = date.fromisoformat(last) if last else None
+    except ValueError as err:
+        raise RecallError(f"dates must be ISO dates like 2026-11-03 ({err})") from err
+    if start and end and start > end:
+        raise RecallError("`from` must not be after `to`")
+    return (
+        dt_util.start_of_local_day(start) if start else None,
+        dt_util.start_of_local_day(end + timedelta(days=1)) if end else None,
+    )
+
+
+async def async_recall(
+    record: Record,
+    query: str,
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    exclude: str | None = None,
+) -> list[dict[str, Any]]:
+    """At most 5 conversations with the query's words, newest first.
+
+    Conversations with all the words are preferred; when none has them all,
+    those with any of them. Raises RecallError for a query without words
+    worth searching for.
+    """
+    words = search_words(query)
+    if not words:
+        raise RecallError(
+            "the query has only short or common words; ask again with the"
+            " distinctive words of what was said (a name, a title, a thing)"
+        )
+    operators = ("AND", "OR") if len(words) > 1 else ("AND",)
+    found: list[tuple[dict[str, Any], list[str]]] = []
+    for operator in operators:
+        match = match_expression(words, operator)
+        found = await record.async_read(
+            lambda connection, match=match: database.find_conversations(
+                connection,
+                match,
+                start=start.timestamp() if start else None,
+                end=end.timestamp() if end else None,
+                exclude=exclude,
+                limit=MAX_CONVERSATIONS,
+            )
+        )
+        if found:
+            break
+    return [
+        {
+            "date": dt_util.as_local(
+                dt_util.parse_datetime(summary["started_at"])
+            ).strftime("%Y-%m-%d %H:%M"),
+            "channel": summary["channel"],
+            "device": summary["device_name"],
+            "snippets": snippets(texts, words),
+        }
+        for summary, texts in found
+    ]
+
+
+class RecallConversationsTool(llm.Tool):
+    """Search the conversation record by words and days."""
+
+    name = RECALL_TOOL
+    description = (
+        "Search earlier conversations with the household for what was said:"
+        " returns up to 5 conversations, newest first, with their date, device"
+        " and short snippets. Use the distinctive words of the topic as query"
+        " (a name, a title, a thing). To limit it to days, give `day`, or"
+        " `from` and `to`, as ISO dates (YYYY-MM-DD); work out relative days"
+        " like 'last week' from the current date."
+    )
+    parameters = vol.Schema(
+        {
+            vol.Required("query", description="Words to look for"): str,
+            vol.Optional("day", description="One day, YYYY-MM-DD"): str,
+            vol.Optional("from", description="First day, YYYY-MM-DD"): str,
+            vol.Optional("to", description="Last day, YYYY-MM-DD"): str,
+        }
+    )
+    annotations = llm.ToolAnnotations(
+        read_only=True, destructive=False, idempotent=True, open_world=False
+    )
+    integration = DOMAIN
+
+    def __init__(self, record: Record) -> None:
+        """Search `record`."""
+        self.record = record
+
+    @override
+    async def async_call(
+        self,
+        hass: HomeAssistant,
+        tool_input: llm.ToolInput,
+        llm_context: llm.LLMContext,
+    ) -> llm.ToolResult:
+        """Answer the found conversations, or `error: ...` text."""
+        arguments = tool_input.tool_args
+        session = chat_session.current_session.get()
+        try:
+            start, end = day_bounds(
+                arguments.get("day"), arguments.get("from"), arguments.get("to")
+            )
+            conversations = await async_recall(
+                self.record,
+                str(arguments.get("query") or ""),
+                start=start,
+                end=end,
+                exclude=session.conversation_id if session else None,
+            )
+        except RecallError as err:
+            return llm.ToolResult(data={"result": f"error: {err}"}, error=True)
+        except StoreError:
+            return llm.ToolResult(
+                data={"result": "error: the conversation record is not available"},
+                error=True,
+            )
+        return llm.ToolResult(data={"conversations": conversations})

@@ -1,0 +1,416 @@
+"""The record: turns appended off the event loop, quiet, retention, deletes."""
+
+import asyncio
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+import logging
+import sqlite3
+from typing import Any, Final
+
+from homeassistant.components import conversation
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
+from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
+from homeassistant.helpers import (
+    device_registry as dr,
+    entity_registry as er,
+)
+from homeassistant.helpers.dispatcher import (
+    async_dispatcher_connect,
+    async_dispatcher_send,
+)
+from homeassistant.helpers.event import (
+    async_track_time_change,
+    async_track_time_interval,
+)
+from homeassistant.util import dt as dt_util
+
+from ..const import (
+    CONF_QUIET_MINUTES,
+    CONF_RETENTION_DAYS,
+    DEFAULT_QUIET_MINUTES,
+    DEFAULT_RETENTION_DAYS,
+    DOMAIN,
+)
+from ..store import Store, StoreError, StoreLocked, StoreUnwritable
+from . import database
+from .models import Channel, ConversationStart, TurnWrite
+from .turn import turn_entries, user_entry
+
+_LOGGER = logging.getLogger(__name__)
+
+SIGNAL_QUIET: Final = f"{DOMAIN}_conversation_quiet"
+# A write that fails because the file is locked or cannot be written is
+# tried again after these pauses, then dropped.
+RETRY_DELAYS: Final = (1.0, 5.0, 30.0)
+# Writes waiting for the database beyond this are dropped, not queued.
+MAX_PENDING: Final = 1000
+QUIET_CHECK: Final = timedelta(minutes=1)
+RETENTION_HOUR: Final = 4
+
+
+class InProgress(Exception):
+    """A turn of the conversation is running."""
+
+
+@dataclass
+class Write:
+    """Work for the database, in the order it was asked for."""
+
+    work: Callable[[sqlite3.Connection], Any]
+    # What the work is, for a warning; never the transcript.
+    what: str
+    done: asyncio.Future[Any] | None = None
+
+
+def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
+    """Whether an Assist pipeline turned speech into the running turn's text.
+
+    The pipeline's run is found by its events (HA keeps the last runs of each
+    pipeline for debugging): the one whose intent stage is running for this
+    conversation, which went through speech-to-text.
+    """
+    from homeassistant.components.assist_pipeline import (  # noqa: PLC0415
+        PipelineEventType,
+    )
+    from homeassistant.components.assist_pipeline.runtime import (  # noqa: PLC0415
+        KEY_ASSIST_PIPELINE,
+    )
+
+    if (pipeline_data := hass.data.get(KEY_ASSIST_PIPELINE)) is None:
+        return False
+    for runs in pipeline_data.pipeline_debug.values():
+        for run in runs.values():
+            types = [event.type for event in run.events]
+            if (
+                PipelineEventType.INTENT_START in types
+                and PipelineEventType.INTENT_END not in types
+                and (
+                    run.events[types.index(PipelineEventType.INTENT_START)].data or {}
+                ).get("conversation_id")
+                == conversation_id
+            ):
+                return PipelineEventType.STT_END in types
+    return False
+
+
+class Record:
+    """The conversation record of every agent of the integration."""
+
+    def __init__(self, hass: HomeAssistant, store: Store) -> None:
+        """Record into `store`."""
+        self.hass = hass
+        self.store = store
+        self._pending: deque[Write] = deque()
+        self._writer: asyncio.Task[None] | None = None
+        # Conversation id -> how many of its turns are running.
+        self._running: Counter[str] = Counter()
+        self._unsubscribe: list[CALLBACK_TYPE] = []
+
+    @property
+    def available(self) -> bool:
+        """Whether conversations can be recorded and read."""
+        return self.store.available
+
+    @callback
+    def async_start(self) -> None:
+        """Check for quiet conversations every minute, apply retention daily."""
+        self._unsubscribe += [
+            async_track_time_interval(
+                self.hass,
+                self._async_check_quiet,
+                QUIET_CHECK,
+                cancel_on_shutdown=True,
+            ),
+            async_track_time_change(
+                self.hass,
+                self._async_retention_job,
+                hour=RETENTION_HOUR,
+                minute=0,
+                second=0,
+            ),
+        ]
+        self.hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self._async_stop)
+
+    @callback
+    def _async_stop(self, event: Event) -> None:
+        while self._unsubscribe:
+            self._unsubscribe.pop()()
+
+    # Turns
+
+    @callback
+    def async_begin_turn(
+        self,
+        *,
+        agent_id: str,
+        config_entry_id: str | None,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+    ) -> "TurnRecording | None":
+        """Record the person's words; return the turn's recording.
+
+        None when there is nothing to record: the store is not open, or
+        nothing was said.
+        """
+        if not self.available or not user_input.text.strip():
+            return None
+        index = next(
+            (
+                position
+                for position in range(len(chat_log.content) - 1, -1, -1)
+                if isinstance(chat_log.content[position], conversation.UserContent)
+            ),
+            None,
+        )
+        if index is None:
+            return None
+        conversation_id = chat_log.conversation_id
+        spoken = heard_by_pipeline(self.hass, conversation_id)
+        channel: Channel = (
+            "voice" if spoken or user_input.satellite_id is not None else "text"
+        )
+        device_id, device_name = self._device_of(user_input)
+        start = ConversationStart(
+            conversation_id=conversation_id,
+            agent_id=agent_id,
+            config_entry_id=config_entry_id,
+            channel=channel,
+            device_id=device_id,
+            device_name=device_name,
+            language=user_input.language,
+        )
+        question = user_entry(chat_log.content[index], spoken)
+        self._running[conversation_id] += 1
+        self.async_enqueue_turn(TurnWrite(start, question.at, [question]))
+        return TurnRecording(self, start, chat_log, index + 1)
+
+    @callback
+    def async_turn_ended(self, conversation_id: str) -> None:
+        """Note that one running turn of the conversation is over."""
+        self._running[conversation_id] -= 1
+        if self._running[conversation_id] <= 0:
+            del self._running[conversation_id]
+
+    def in_progress(self, conversation_id: str) -> bool:
+        """Whether a turn of the conversation is running."""
+        return conversation_id in self._running
+
+    def _device_of(
+        self, user_input: conversation.ConversationInput
+    ) -> tuple[str | None, str | None]:
+        """The satellite's device, and its name as the household sees it."""
+        device_id = user_input.device_id
+        if device_id is None and user_input.satellite_id is not None:
+            entity = er.async_get(self.hass).async_get(user_input.satellite_id)
+            device_id = entity.device_id if entity else None
+        if device_id is None:
+            return None, None
+        device = dr.async_get(self.hass).async_get(device_id)
+        return device_id, (device.name_by_user or device.name) if device else None
+
+    @callback
+    def async_enqueue_turn(self, write: TurnWrite) -> None:
+        """Append a turn's entries, after every write asked for before."""
+        self._enqueue(
+            Write(
+                lambda connection: database.append_turn(connection, write),
+                f"entries of conversation {write.start.conversation_id}",
+            )
+        )
+
+    # The queue of writes, worked through by one task at a time, in order
+
+    @callback
+    def _enqueue(self, write: Write) -> None:
+        if len(self._pending) >= MAX_PENDING:
+            _LOGGER.warning(
+                "Conversation record: too many waiting writes; dropped %s", write.what
+            )
+            if write.done is not None:
+                write.done.set_exception(StoreLocked("too many waiting writes"))
+            return
+        self._pending.append(write)
+        if self._writer is None:
+            # Not eager: the turn that asked does not wait for the database.
+            self._writer = self.hass.async_create_task(
+                self._async_write_pending(),
+                f"{DOMAIN} record writer",
+                eager_start=False,
+            )
+
+    async def _async_write_pending(self) -> None:
+        try:
+            while self._pending:
+                write = self._pending.popleft()
+                try:
+                    result = await self._async_write(write)
+                except StoreError as err:
+                    if write.done is not None and not write.done.done():
+                        write.done.set_exception(err)
+                else:
+                    if write.done is not None and not write.done.done():
+                        write.done.set_result(result)
+        finally:
+            self._writer = None
+
+    async def _async_write(self, write: Write) -> Any:
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                return await self.store.async_run(write.work)
+            except (StoreLocked, StoreUnwritable) as err:
+                if delay is None:
+                    _LOGGER.warning(
+                        "Conversation record: dropped %s after %s tries: %s",
+                        write.what,
+                        len(RETRY_DELAYS) + 1,
+                        err,
+                    )
+                    raise
+                await asyncio.sleep(delay)
+            except StoreError as err:
+                _LOGGER.warning("Conversation record: dropped %s: %s", write.what, err)
+                raise
+        raise AssertionError("unreachable")
+
+    async def async_run_write[T](
+        self, work: Callable[[sqlite3.Connection], T], what: str
+    ) -> T:
+        """Run a write after those already queued, and return its result."""
+        done: asyncio.Future[T] = self.hass.loop.create_future()
+        self._enqueue(Write(work, what, done))
+        return await done
+
+    # Reads
+
+    async def async_read[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run a read on the store's thread."""
+        return await self.store.async_run(work)
+
+    # Deletes, retention, quiet
+
+    async def async_delete(self, conversation_id: str) -> bool:
+        """Delete a conversation; False when unknown. Raises InProgress."""
+        if self.in_progress(conversation_id):
+            raise InProgress(conversation_id)
+        return await self.async_run_write(
+            lambda connection: database.delete_conversation(
+                connection, conversation_id
+            ),
+            f"deleting conversation {conversation_id}",
+        )
+
+    async def async_delete_older_than(self, days: float) -> int:
+        """Delete conversations last active more than `days` ago."""
+        cutoff = (dt_util.utcnow() - timedelta(days=days)).timestamp()
+        keep = list(self._running)
+        return await self.async_run_write(
+            lambda connection: database.delete_conversations_before(
+                connection, cutoff, keep
+            ),
+            "deleting old conversations",
+        )
+
+    async def async_apply_retention(self, now: datetime | None = None) -> int:
+        """Delete the conversations older than their entry's retention."""
+        now = now or dt_util.utcnow()
+        cutoffs = []
+        for entry in self.hass.config_entries.async_entries(DOMAIN):
+            if days := retention_days(entry):
+                cutoffs.append(
+                    (entry.entry_id, (now - timedelta(days=days)).timestamp())
+                )
+            else:
+                # Kept forever: a cutoff before any conversation.
+                cutoffs.append((entry.entry_id, float("-inf")))
+        default = (now - timedelta(days=DEFAULT_RETENTION_DAYS)).timestamp()
+        keep = list(self._running)
+        deleted = await self.async_run_write(
+            lambda connection: database.delete_inactive_since(
+                connection, cutoffs, default, keep
+            ),
+            "applying retention",
+        )
+        _LOGGER.debug(
+            "Conversation record: retention deleted %s conversations", deleted
+        )
+        return deleted
+
+    async def _async_retention_job(self, now: datetime) -> None:
+        if self.available:
+            try:
+                await self.async_apply_retention()
+            except StoreError:
+                return  # reported by the store
+
+    async def _async_check_quiet(self, now: datetime | None = None) -> None:
+        """Mark conversations quiet after their entry's quiet time; tell listeners."""
+        if not self.available:
+            return
+        now = now or dt_util.utcnow()
+        minutes = {
+            entry.entry_id: entry.options.get(CONF_QUIET_MINUTES, DEFAULT_QUIET_MINUTES)
+            for entry in self.hass.config_entries.async_entries(DOMAIN)
+        }
+        try:
+            active = await self.async_read(database.active_conversations)
+            due = [
+                (conversation_id, last_activity_at)
+                for conversation_id, entry_id, last_activity_at in active
+                if conversation_id not in self._running
+                and now.timestamp() - last_activity_at
+                >= 60 * float(minutes.get(entry_id, DEFAULT_QUIET_MINUTES))
+            ]
+            if not due:
+                return
+            at = now.timestamp()
+            quiet = await self.async_run_write(
+                lambda connection: database.mark_quiet(connection, due, at),
+                "marking conversations quiet",
+            )
+        except StoreError:
+            return  # reported by the store
+        for conversation_id in quiet:
+            async_dispatcher_send(self.hass, SIGNAL_QUIET, conversation_id)
+
+
+@dataclass
+class TurnRecording:
+    """One running turn; `async_end` records what it said and did."""
+
+    record: Record
+    start: ConversationStart
+    chat_log: conversation.ChatLog
+    # Where the turn's answer begins in the chat log's content.
+    index: int
+    ended: bool = field(default=False)
+
+    @callback
+    def async_end(self, fault: str | None = None) -> None:
+        """Record the replies, tool calls and fault of the turn."""
+        if self.ended:
+            return
+        self.ended = True
+        now = dt_util.utcnow().timestamp()
+        entries = turn_entries(self.chat_log.content[self.index :], fault, now)
+        self.record.async_enqueue_turn(TurnWrite(self.start, now, entries))
+        self.record.async_turn_ended(self.start.conversation_id)
+
+
+def retention_days(entry: ConfigEntry) -> float:
+    """How many days an entry keeps its conversations; 0 keeps them forever."""
+    return float(entry.options.get(CONF_RETENTION_DAYS, DEFAULT_RETENTION_DAYS))
+
+
+@callback
+def async_listen_quiet(
+    hass: HomeAssistant, listener: Callable[[str], None]
+) -> CALLBACK_TYPE:
+    """Call `listener(conversation_id)` when a conversation goes quiet.
+
+    A conversation goes quiet after its entry's quiet time without activity;
+    a later turn makes it active again, and it goes quiet again after that.
+    """
+    return async_dispatcher_connect(hass, SIGNAL_QUIET, listener)

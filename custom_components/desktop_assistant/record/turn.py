@@ -1,0 +1,92 @@
+"""What one agent turn leaves in the record, read from its chat log."""
+
+from collections.abc import Sequence
+
+from homeassistant.components import conversation
+from homeassistant.helpers import llm
+from homeassistant.helpers.json import json_dumps
+
+from ..const import FAULT_MESSAGES
+from .models import MAX_TOOL_RESULT, Entry
+
+
+def user_entry(content: conversation.UserContent, spoken: bool) -> Entry:
+    """What the person said (a transcript) or typed."""
+    return Entry(
+        kind="user",
+        at=content.created.timestamp(),
+        text=content.content,
+        source="speech" if spoken else "text",
+    )
+
+
+def turn_entries(
+    content: Sequence[conversation.Content], fault: str | None, now: float
+) -> list[Entry]:
+    """The entries of the chat log content after the person's question.
+
+    Replies are the assistant's texts; each tool call is one entry with its
+    result (cut to MAX_TOOL_RESULT characters). A fault ends the turn: the
+    fault message the agent appended to the reply is split off into a fault
+    entry, and the reply before it is marked interrupted.
+    """
+    results = {
+        item.tool_call_id: item
+        for item in content
+        if isinstance(item, conversation.ToolResultContent)
+    }
+    entries: list[Entry] = []
+    for item in content:
+        if not isinstance(item, conversation.AssistantContent):
+            continue
+        at = item.created.timestamp()
+        if item.content:
+            entries.append(Entry(kind="assistant", at=at, text=item.content))
+        for call in item.tool_calls or ():
+            result = results.get(call.id)
+            entries.append(
+                Entry(
+                    kind="tool_call",
+                    at=result.created.timestamp() if result else at,
+                    tool_name=call.tool_name,
+                    tool_arguments=dict(call.tool_args),
+                    tool_result=None if result is None else result_text(result),
+                    tool_error=None if result is None else result.result.error,
+                )
+            )
+    if fault is not None:
+        entries = split_fault(entries, fault, now)
+    return entries
+
+
+def result_text(content: conversation.ToolResultContent) -> str:
+    """A tool result as text, cut to MAX_TOOL_RESULT characters."""
+    data = content.result.data if isinstance(content.result, llm.ToolResult) else None
+    if (
+        isinstance(data, dict)
+        and data.keys() == {"result"}
+        and isinstance(data["result"], str)
+    ):
+        text = data["result"]
+    else:
+        text = json_dumps(data)
+    return text[:MAX_TOOL_RESULT]
+
+
+def split_fault(entries: list[Entry], fault: str, now: float) -> list[Entry]:
+    """Split the fault message off the last reply; mark what remains interrupted."""
+    messages = FAULT_MESSAGES.get(fault, {}).values()
+    for index in range(len(entries) - 1, -1, -1):
+        entry = entries[index]
+        if entry.kind != "assistant" or entry.text is None:
+            continue
+        message = next((m for m in messages if entry.text.endswith(m)), None)
+        if message is None:
+            break
+        said = entry.text[: -len(message)].strip()
+        fault_entry = Entry(kind="fault", at=entry.at, text=message, fault=fault)
+        if not said:
+            return [*entries[:index], fault_entry, *entries[index + 1 :]]
+        reply = Entry(kind="assistant", at=entry.at, text=said, interrupted=True)
+        return [*entries[:index], reply, fault_entry, *entries[index + 1 :]]
+    return [*entries, Entry(kind="fault", at=now, fault=fault)]

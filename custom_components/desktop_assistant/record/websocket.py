@@ -1,0 +1,151 @@
+"""Websocket commands (admin only) to browse, search and delete conversations.
+
+The contract of the Assistant panel: list pages newest first with filters
+that hold across pages, one conversation with its entries, delete.
+"""
+
+from typing import Any, Final
+
+from homeassistant.components import websocket_api
+from homeassistant.core import HomeAssistant, callback
+import probatio as vol
+
+from ..const import DOMAIN
+from ..store import StoreError
+from . import database
+from .recorder import InProgress, Record
+from .search import match_expression, words_of
+
+ERR_IN_PROGRESS: Final = "in_progress"
+ERR_UNAVAILABLE: Final = "unavailable"
+MAX_LIMIT: Final = 100
+
+
+def encode_cursor(cursor: tuple[float, int] | None) -> str | None:
+    """The `next` of a page: where the following page starts."""
+    return None if cursor is None else f"{cursor[0]!r}_{cursor[1]}"
+
+
+def decode_cursor(text: str) -> tuple[float, int]:
+    """A `before` cursor back as (last activity, id)."""
+    activity, _, row_id = text.partition("_")
+    return float(activity), int(row_id)
+
+
+@callback
+def async_register_commands(hass: HomeAssistant, record: Record) -> None:
+    """Register the record's websocket commands."""
+
+    @websocket_api.websocket_command(
+        {
+            vol.Required("type"): f"{DOMAIN}/conversations/list",
+            vol.Optional("limit", default=20): vol.All(
+                int, vol.Range(min=1, max=MAX_LIMIT)
+            ),
+            vol.Optional("before"): str,
+            vol.Optional("channel"): vol.In(["voice", "text"]),
+            vol.Optional("query"): str,
+            vol.Optional("device_id"): str,
+        }
+    )
+    @websocket_api.require_admin
+    @websocket_api.async_response
+    async def list_conversations(
+        hass: HomeAssistant,
+        connection: websocket_api.ActiveConnection,
+        msg: dict[str, Any],
+    ) -> None:
+        try:
+            before = decode_cursor(msg["before"]) if "before" in msg else None
+        except ValueError:
+            connection.send_error(
+                msg["id"], websocket_api.ERR_INVALID_FORMAT, "`before` is not a cursor"
+            )
+            return
+        # The search box's words as typed: every one must be in the
+        # conversation, as the start of a word.
+        words = words_of(msg.get("query") or "")
+        try:
+            conversations, following = await record.async_read(
+                lambda db: database.list_conversations(
+                    db,
+                    limit=msg["limit"],
+                    before=before,
+                    channel=msg.get("channel"),
+                    device_id=msg.get("device_id"),
+                    match=match_expression(words) if words else None,
+                )
+            )
+        except StoreError as err:
+            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+            return
+        for summary in conversations:
+            summary["in_progress"] = record.in_progress(summary["conversation_id"])
+        connection.send_result(
+            msg["id"],
+            {"conversations": conversations, "next": encode_cursor(following)},
+        )
+
+    @websocket_api.websocket_command(
+        {
+            vol.Required("type"): f"{DOMAIN}/conversations/get",
+            vol.Required("conversation_id"): str,
+        }
+    )
+    @websocket_api.require_admin
+    @websocket_api.async_response
+    async def get_conversation(
+        hass: HomeAssistant,
+        connection: websocket_api.ActiveConnection,
+        msg: dict[str, Any],
+    ) -> None:
+        conversation_id = msg["conversation_id"]
+        try:
+            found = await record.async_read(
+                lambda db: database.get_conversation(db, conversation_id)
+            )
+        except StoreError as err:
+            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+            return
+        if found is None:
+            connection.send_error(
+                msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
+            )
+            return
+        found["in_progress"] = record.in_progress(conversation_id)
+        connection.send_result(msg["id"], found)
+
+    @websocket_api.websocket_command(
+        {
+            vol.Required("type"): f"{DOMAIN}/conversations/delete",
+            vol.Required("conversation_id"): str,
+        }
+    )
+    @websocket_api.require_admin
+    @websocket_api.async_response
+    async def delete_conversation(
+        hass: HomeAssistant,
+        connection: websocket_api.ActiveConnection,
+        msg: dict[str, Any],
+    ) -> None:
+        try:
+            deleted = await record.async_delete(msg["conversation_id"])
+        except InProgress:
+            connection.send_error(
+                msg["id"],
+                ERR_IN_PROGRESS,
+                "A turn of this conversation is running; delete it when it ends",
+            )
+            return
+        except StoreError as err:
+            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+            return
+        if not deleted:
+            connection.send_error(
+                msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
+            )
+            return
+        connection.send_result(msg["id"])
+
+    for command in (list_conversations, get_conversation, delete_conversation):
+        websocket_api.async_register_command(hass, command)

@@ -1,0 +1,82 @@
+"""The database's schema, as an ordered list of migrations.
+
+`user_version` is the number of the last migration applied. A feature adds
+its tables by appending a migration with the next number; a released
+migration is never edited, a change to it is a new migration.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+import sqlite3
+from typing import Final
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the schema: SQL statements, or a function of the connection.
+
+    A function runs inside the migration's transaction: it must not commit,
+    nor call `executescript` (which would).
+    """
+
+    version: int
+    description: str
+    apply: str | Callable[[sqlite3.Connection], None]
+
+
+# The conversation record. A conversation is HA's conversation id; its
+# entries are in `id` order. The search index has one row per conversation
+# (rowid = conversations.id) holding every searchable word of it, so a
+# query finds conversations, not scattered entries; it stores no text
+# (contentless), only what it needs to match and to delete.
+RECORD_V1: Final = """
+CREATE TABLE conversations (
+    id INTEGER PRIMARY KEY,
+    conversation_id TEXT NOT NULL UNIQUE,
+    agent_id TEXT NOT NULL,
+    config_entry_id TEXT,
+    channel TEXT NOT NULL CHECK (channel IN ('voice', 'text')),
+    device_id TEXT,
+    device_name TEXT,
+    language TEXT,
+    started_at REAL NOT NULL,
+    last_activity_at REAL NOT NULL,
+    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'quiet')),
+    quiet_at REAL
+);
+CREATE INDEX conversations_by_activity ON conversations (last_activity_at, id);
+CREATE INDEX conversations_by_channel
+    ON conversations (channel, last_activity_at, id);
+CREATE INDEX conversations_by_device
+    ON conversations (device_id, last_activity_at, id);
+CREATE INDEX conversations_active
+    ON conversations (last_activity_at) WHERE status = 'active';
+CREATE TABLE entries (
+    id INTEGER PRIMARY KEY,
+    conversation INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('user', 'assistant', 'tool_call', 'fault')),
+    text TEXT,
+    source TEXT CHECK (source IN ('speech', 'text')),
+    interrupted INTEGER NOT NULL DEFAULT 0,
+    tool_name TEXT,
+    tool_arguments TEXT,
+    tool_result TEXT,
+    tool_error INTEGER,
+    fault TEXT
+);
+CREATE INDEX entries_by_conversation ON entries (conversation, id);
+CREATE VIRTUAL TABLE conversation_search USING fts5 (
+    words,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER conversations_unsearch AFTER DELETE ON conversations BEGIN
+    DELETE FROM conversation_search WHERE rowid = old.id;
+END;
+"""
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(1, "conversation record", RECORD_V1),
+)

@@ -1,0 +1,171 @@
+"""The database file: created and migrated at setup, faults reported, never fatal."""
+
+from pathlib import Path
+import sqlite3
+import threading
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.setup import async_setup_component
+import pytest
+
+from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.store import (
+    DATA_STORE,
+    DB_FILE,
+    MIGRATIONS,
+    Migration,
+    Store,
+    StoreLocked,
+)
+from custom_components.desktop_assistant.store.store import transaction
+
+LATEST = MIGRATIONS[-1].version
+
+
+def db_path(hass: HomeAssistant) -> Path:
+    return Path(hass.config.path(DOMAIN, DB_FILE))
+
+
+def issue_ids(hass: HomeAssistant) -> set[str]:
+    return {
+        issue_id
+        for domain, issue_id in ir.async_get(hass).issues
+        if domain == DOMAIN and issue_id.startswith("database_")
+    }
+
+
+def read(path: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(path) as connection:
+        return connection.execute(sql).fetchall()
+
+
+def test_migrations_are_numbered_from_one_without_gaps() -> None:
+    assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
+
+
+async def test_setup_creates_and_migrates_an_empty_database(
+    hass: HomeAssistant,
+) -> None:
+    assert await async_setup_component(hass, DOMAIN, {})
+    store = hass.data[DATA_STORE]
+    assert store.available
+    path = db_path(hass)
+    assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
+        (LATEST,)
+    ]
+    assert await hass.async_add_executor_job(read, path, "PRAGMA journal_mode") == [
+        ("wal",)
+    ]
+    tables = {
+        name
+        for (name,) in await hass.async_add_executor_job(
+            read, path, "SELECT name FROM sqlite_master WHERE type = 'table'"
+        )
+    }
+    assert {"conversations", "entries", "conversation_search"} <= tables
+    # The store's work runs on its own thread, not the event loop's.
+    thread = await store.async_run(lambda _: threading.current_thread().name)
+    assert thread.startswith(f"{DOMAIN}_store")
+    assert issue_ids(hass) == set()
+
+
+async def test_a_newer_database_is_refused_and_left_untouched(
+    hass: HomeAssistant,
+) -> None:
+    path = db_path(hass)
+
+    def newer() -> bytes:
+        path.parent.mkdir(parents=True)
+        with sqlite3.connect(path) as connection:
+            connection.execute("CREATE TABLE future (x)")
+            connection.execute(f"PRAGMA user_version = {LATEST + 1}")
+        connection.close()
+        return path.read_bytes()
+
+    before = await hass.async_add_executor_job(newer)
+    assert await async_setup_component(hass, DOMAIN, {})
+    assert not hass.data[DATA_STORE].available
+    assert issue_ids(hass) == {"database_too_new"}
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, "database_too_new")
+    assert issue.translation_placeholders["path"] == str(path)
+    assert f"version {LATEST + 1}" in issue.translation_placeholders["error"]
+    assert await hass.async_add_executor_job(path.read_bytes) == before
+    assert not path.with_name(DB_FILE + "-wal").exists()
+
+
+async def test_a_corrupt_database_is_reported(
+    hass: HomeAssistant, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = db_path(hass)
+
+    def garbage() -> None:
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"this is not a database, just some text " * 200)
+
+    await hass.async_add_executor_job(garbage)
+    assert await async_setup_component(hass, DOMAIN, {})
+    assert not hass.data[DATA_STORE].available
+    assert issue_ids(hass) == {"database_corrupt"}
+    assert "damaged or not a database" in caplog.text
+
+
+async def test_a_failed_migration_leaves_the_previous_version(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    path = tmp_path / DB_FILE
+
+    def broken(connection: sqlite3.Connection) -> None:
+        connection.execute("CREATE TABLE half (x)")
+        connection.execute("INSERT INTO missing VALUES (1)")
+
+    migrations = (
+        Migration(1, "first", "CREATE TABLE first (x);"),
+        Migration(2, "broken", broken),
+    )
+    store = Store(hass, path, migrations)
+    assert not await store.async_open()
+    assert issue_ids(hass) == {"database_failed"}
+    tables = await hass.async_add_executor_job(
+        read, path, "SELECT name FROM sqlite_master"
+    )
+    assert tables == [("first",)]
+    assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
+        (1,)
+    ]
+
+    # A later version of the code with a working migration 2 moves it on.
+    fixed = (*migrations[:1], Migration(2, "fixed", "CREATE TABLE second (x);"))
+    store = Store(hass, path, fixed)
+    assert await store.async_open()
+    assert issue_ids(hass) == set()
+    await store.async_close()
+    assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
+        (2,)
+    ]
+
+
+async def test_a_locked_database_is_reported_and_clears(
+    hass: HomeAssistant, tmp_path: Path
+) -> None:
+    store = Store(hass, tmp_path / DB_FILE, (Migration(1, "t", "CREATE TABLE t (x);"),))
+    assert await store.async_open()
+    other = sqlite3.connect(tmp_path / DB_FILE, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+
+    def write(connection: sqlite3.Connection) -> None:
+        with transaction(connection):
+            connection.execute("INSERT INTO t VALUES (1)")
+
+    with pytest.raises(StoreLocked):
+        await store.async_run(write)
+    assert issue_ids(hass) == {"database_locked"}
+
+    other.execute("ROLLBACK")
+    other.close()
+    await store.async_run(write)
+    assert issue_ids(hass) == set()
+    assert await store.async_run(lambda c: c.execute("SELECT x FROM t").fetchall()) == [
+        (1,)
+    ]
+    await store.async_close()
