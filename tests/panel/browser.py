@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webelement import WebElement
 
@@ -100,12 +101,33 @@ class Page:
         """Every element matching the selector now."""
         return self.driver.execute_script(DEEP_QUERY, selector, True)
 
+    def attributes(self, selector: str, name: str) -> list[str]:
+        """An attribute of every element matching the selector, read at once."""
+        return self.driver.execute_script(
+            f"return (() => {{ {DEEP_QUERY} }})()"
+            ".map((element) => element.getAttribute(arguments[2]))",
+            selector,
+            True,
+            name,
+        )
+
+    def choose(self, selector: str, value: str) -> None:
+        """Pick an option of a select, as a person's click does."""
+        self.driver.execute_script(
+            "arguments[0].value = arguments[1];"
+            "arguments[0].dispatchEvent(new Event('change'))",
+            self.find(selector),
+            value,
+        )
+
     def wait_for(self, condition: Any, timeout: float = WAIT, what: str = "") -> Any:
         """Wait until the condition returns something true; return it."""
         deadline = time.monotonic() + timeout
         while True:
-            if value := condition():
-                return value
+            # The panel redraws lists: an element read a moment ago may be gone.
+            with contextlib.suppress(StaleElementReferenceException):
+                if value := condition():
+                    return value
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what or condition}")
             time.sleep(0.1)

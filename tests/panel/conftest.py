@@ -3,6 +3,7 @@
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+import shutil
 import threading
 
 import pytest
@@ -10,6 +11,7 @@ import pytest_socket
 
 from ..llama_server import LlamaServerStandIn
 from .browser import Page, chromium
+from .seed import seed_record
 from .home_assistant import HomeAssistantProcess, Tokens, running
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "panel"
@@ -64,11 +66,22 @@ def llama_stand_in() -> Iterator[LlamaServerStandIn]:
 
 @pytest.fixture(scope="module")
 def home_assistant(
-    tmp_path_factory: pytest.TempPathFactory, llama_stand_in: LlamaServerStandIn
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    llama_stand_in: LlamaServerStandIn,
 ) -> Iterator[HomeAssistantProcess]:
-    """Home Assistant, onboarded, with the integration added through its flow."""
-    with running(tmp_path_factory.mktemp("config")) as process:
-        yield process
+    """Home Assistant on a config folder with the household's record."""
+    config_dir = tmp_path_factory.mktemp("config")
+    seed_record(config_dir)
+    try:
+        with running(config_dir) as process:
+            yield process
+    finally:
+        # Home Assistant's own log, for whoever reads a failure.
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        log = config_dir / "hass.out"
+        if log.exists():
+            shutil.copyfile(log, ARTIFACTS / f"{request.module.__name__}.hass.log")
 
 
 @pytest.fixture(scope="module")

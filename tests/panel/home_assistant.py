@@ -85,7 +85,15 @@ class HomeAssistantProcess:
         )
         with self.log.open("wb") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "homeassistant", "--config", str(self.config_dir)],
+                [
+                    sys.executable,
+                    "-m",
+                    "homeassistant",
+                    "--config",
+                    str(self.config_dir),
+                    # Nothing is installed at run time; there is no internet.
+                    "--skip-pip",
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 // Conversations: the record, newest first, filtered and searched, each
 // transcript in a side panel, deleted after a confirmation.
-import { confirmDialog, errorSentence, formatTime, h } from "./dom.js";
+import { confirmDialog, errorSentence, fill, formatTime, h } from "./dom.js";
 
 const PAGE_SIZE = 25;
 
@@ -44,11 +44,11 @@ export class ConversationsView {
   }
 
   async call(message) {
-    this.error.replaceChildren();
+    fill(this.error);
     try {
       return await this.hass.callWS(message);
     } catch (error) {
-      this.error.replaceChildren(h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
+      fill(this.error, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
       throw error;
     }
   }
@@ -61,7 +61,7 @@ export class ConversationsView {
   async loadDevices() {
     const { devices } = await this.call({ type: "desktop_assistant/conversations/devices" });
     const chosen = this.device.value;
-    this.device.replaceChildren(
+    fill(this.device, 
       h("option", { value: "" }, "All devices"),
       devices.map((device) =>
         h("option", { value: device.device_id, selected: device.device_id === chosen }, device.device_name || device.device_id),
@@ -89,10 +89,10 @@ export class ConversationsView {
   renderList() {
     this.more.hidden = !this.next;
     if (!this.conversations.length) {
-      this.list.replaceChildren(h("li", { class: "empty" }, "No conversations."));
+      fill(this.list, h("li", { class: "empty" }, "No conversations."));
       return;
     }
-    this.list.replaceChildren(
+    fill(this.list, 
       ...this.conversations.map((conversation) =>
         h(
           "li",
@@ -118,7 +118,7 @@ export class ConversationsView {
     this.selected = conversationId;
     this.renderList();
     const conversation = await this.call({ type: "desktop_assistant/conversations/get", conversation_id: conversationId });
-    this.detail.replaceChildren(
+    fill(this.detail, 
       h(
         "div",
         { class: "toolbar" },
@@ -150,7 +150,7 @@ export class ConversationsView {
     if (!confirmed) return;
     await this.call({ type: "desktop_assistant/conversations/delete", conversation_id: conversation.conversation_id });
     this.selected = null;
-    this.detail.replaceChildren();
+    fill(this.detail);
     await this.load(false);
   }
 }

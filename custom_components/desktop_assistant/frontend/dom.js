@@ -16,6 +16,12 @@ export function h(tag, attributes = {}, ...children) {
   return element;
 }
 
+// Replaces an element's children; arrays among them are spread.
+export function fill(element, ...children) {
+  element.replaceChildren();
+  append(element, children);
+}
+
 function append(element, children) {
   for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;

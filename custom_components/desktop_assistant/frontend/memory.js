@@ -1,7 +1,7 @@
 // Memory: the profile pinned on top with its budget, the other pages, a page
 // rendered safely with its links and backlinks, editing that warns when the
 // page changed meanwhile, history with diffs, rename, delete and restore.
-import { confirmDialog, errorSentence, formatTime, h, renderDiff, renderMarkdown } from "./dom.js";
+import { confirmDialog, errorSentence, fill, formatTime, h, renderDiff, renderMarkdown } from "./dom.js";
 
 const TYPES = ["person", "place", "project", "thing"];
 
@@ -38,7 +38,7 @@ export class MemoryView {
   }
 
   async call(message) {
-    this.error.replaceChildren();
+    fill(this.error);
     try {
       return await this.hass.callWS(message);
     } catch (error) {
@@ -48,7 +48,7 @@ export class MemoryView {
   }
 
   showError(error) {
-    this.error.replaceChildren(h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
+    fill(this.error, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
   }
 
   async refresh() {
@@ -62,7 +62,7 @@ export class MemoryView {
   renderList() {
     const profile = this.pages.find((page) => page.type === "profile");
     const over = this.usage && this.usage.tokens > this.usage.budget;
-    this.profile.replaceChildren(
+    fill(this.profile, 
       profile
         ? h(
             "div",
@@ -87,7 +87,7 @@ export class MemoryView {
         page.type !== "profile" &&
         (!words || [page.name, ...page.aliases, page.hint || ""].some((text) => text.toLowerCase().includes(words))),
     );
-    this.list.replaceChildren(
+    fill(this.list, 
       ...(shown.length
         ? shown.map((page) =>
             h(
@@ -108,7 +108,7 @@ export class MemoryView {
           )
         : [h("li", { class: "empty" }, "No pages.")]),
     );
-    this.deletedList.replaceChildren(
+    fill(this.deletedList, 
       this.deleted.length
         ? h(
             "div",
@@ -165,7 +165,7 @@ export class MemoryView {
   renderPage() {
     const page = this.current;
     const isProfile = page.type === "profile";
-    this.detail.replaceChildren(
+    fill(this.detail, 
       h(
         "div",
         { class: "toolbar" },
@@ -213,7 +213,7 @@ export class MemoryView {
       text: textArea.value,
     });
     const notice = h("div");
-    this.detail.replaceChildren(
+    fill(this.detail, 
       notice,
       h("div", { class: "toolbar" }, nameInput, type === "profile" ? null : typeSelect),
       type === "profile" ? null : h("div", { class: "toolbar" }, aliasInput),
@@ -235,7 +235,7 @@ export class MemoryView {
       aliases: [],
       text: "",
       nameEditable: true,
-      onCancel: () => (this.current ? this.renderPage() : this.detail.replaceChildren()),
+      onCancel: () => (this.current ? this.renderPage() : fill(this.detail)),
       onSave: async (values) => {
         const created = await this.call({ type: "desktop_assistant/memory/create", ...values });
         await this.refresh();
@@ -275,7 +275,7 @@ export class MemoryView {
         return;
       }
       // Someone else saved meanwhile: the person's text stays in the editor.
-      notice.replaceChildren(
+      fill(notice, 
         h(
           "div",
           { class: "warning-bar", role: "alert", "data-warning": "changed" },
@@ -298,7 +298,7 @@ export class MemoryView {
   async history() {
     const page = this.current;
     const { revisions } = await this.call({ type: "desktop_assistant/memory/revisions", page_id: page.page_id });
-    this.detail.replaceChildren(
+    fill(this.detail, 
       h(
         "div",
         { class: "toolbar" },
@@ -341,7 +341,7 @@ export class MemoryView {
     const page = this.current;
     const input = h("input", { type: "text", "data-field": "new-name", value: page.name });
     const notice = h("div");
-    this.detail.replaceChildren(
+    fill(this.detail, 
       notice,
       h("p", {}, "The old name stays as an alias, so links to it keep working."),
       h(
@@ -357,7 +357,7 @@ export class MemoryView {
               try {
                 await this.hass.callWS({ type: "desktop_assistant/memory/rename", page_id: page.page_id, name: input.value.trim() });
               } catch (error) {
-                notice.replaceChildren(h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
+                fill(notice, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
                 return;
               }
               await this.refresh();
@@ -383,7 +383,7 @@ export class MemoryView {
     if (!confirmed) return;
     await this.call({ type: "desktop_assistant/memory/delete", page_id: page.page_id });
     this.current = null;
-    this.detail.replaceChildren();
+    fill(this.detail);
     await this.refresh();
   }
 

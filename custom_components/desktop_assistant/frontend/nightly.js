@@ -1,7 +1,7 @@
 // Nightly: the recent runs of the nightly pass, what each changed (a diff
 // per page, the lines it dropped and why, the conversations it read) and a
 // revert per page.
-import { errorSentence, formatTime, h, renderDiff } from "./dom.js";
+import { errorSentence, fill, formatTime, h, renderDiff } from "./dom.js";
 
 const SUMMARY = [
   ["conversations", "conversations read"],
@@ -30,11 +30,11 @@ export class NightlyView {
   }
 
   async call(message) {
-    this.error.replaceChildren();
+    fill(this.error);
     try {
       return await this.hass.callWS(message);
     } catch (error) {
-      this.error.replaceChildren(h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
+      fill(this.error, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
       throw error;
     }
   }
@@ -42,7 +42,7 @@ export class NightlyView {
   async refresh() {
     const { runs } = await this.call({ type: "desktop_assistant/nightly/runs" });
     this.runs = runs;
-    this.list.replaceChildren(
+    fill(this.list, 
       ...(runs.length
         ? runs.map((run) =>
             h(
@@ -62,19 +62,19 @@ export class NightlyView {
 
   async start() {
     this.runNow.disabled = true;
-    this.notice.replaceChildren(h("div", { class: "warning-bar" }, "Running the nightly pass…"));
+    fill(this.notice, h("div", { class: "warning-bar" }, "Running the nightly pass…"));
     try {
       await this.call({ type: "desktop_assistant/nightly/run" });
     } finally {
       this.runNow.disabled = false;
-      this.notice.replaceChildren();
+      fill(this.notice);
     }
     await this.refresh();
   }
 
   async open(runId) {
     const run = await this.call({ type: "desktop_assistant/nightly/run_detail", run_id: runId });
-    this.detail.replaceChildren(
+    fill(this.detail, 
       h("h2", { style: "margin-top: 0" }, formatTime(run.started_at)),
       h("div", { class: "meta" }, `${run.trigger} · ${run.outcome} · ${Math.round((run.duration || 0) * 10) / 10} s`),
       run.pages.length ? null : h("p", { class: "empty" }, "This run changed no page."),
@@ -131,7 +131,7 @@ export class NightlyView {
   async revert(run, page, result) {
     const answer = await this.call({ type: "desktop_assistant/nightly/revert", run_id: run.run_id, page_id: page.page_id });
     if (answer.left_alone) {
-      result.replaceChildren(
+      fill(result, 
         h("div", { class: "warning-bar", role: "status" }, "This page was edited after the run, so it was left alone."),
       );
       return;

@@ -1,7 +1,7 @@
 // The Assistant panel: conversations, memory and nightly runs, for
 // administrators, in Home Assistant's look (its theme variables).
 import { ConversationsView } from "./conversations.js";
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 import { MemoryView } from "./memory.js";
 import { NightlyView } from "./nightly.js";
 
@@ -119,7 +119,7 @@ class DesktopAssistantPanel extends HTMLElement {
     this._menuButton.narrow = this._narrow;
     this._tabs = h("nav", { class: "tabs", role: "tablist" });
     this._main = h("main", { class: this._narrow ? "narrow" : "" });
-    this.shadowRoot.replaceChildren(
+    fill(this.shadowRoot, 
       h("style", {}, STYLE),
       h("header", {}, this._menuButton, h("div", { class: "title" }, "Assistant")),
       this._tabs,
@@ -130,7 +130,7 @@ class DesktopAssistantPanel extends HTMLElement {
 
   _show(tab) {
     this._tab = tab;
-    this._tabs.replaceChildren(
+    fill(this._tabs, 
       ...TABS.map(([name, title]) =>
         h(
           "button",
@@ -147,7 +147,7 @@ class DesktopAssistantPanel extends HTMLElement {
     const [, , View] = TABS.find(([name]) => name === tab);
     if (!this._views[tab]) this._views[tab] = new View(this);
     this._views[tab].hass = this._hass;
-    this._main.replaceChildren(this._views[tab].element);
+    fill(this._main, this._views[tab].element);
     this._views[tab].refresh();
   }
 
