@@ -29,10 +29,10 @@ function append(element, children) {
   }
 }
 
-// A date and time in the person's locale.
-export function formatTime(iso) {
-  if (!iso) return "";
-  return new Date(iso).toLocaleString(undefined, {
+// A date and time (ISO text or seconds since the epoch) in the person's locale.
+export function formatTime(time) {
+  if (!time) return "";
+  return new Date(typeof time === "number" ? time * 1000 : time).toLocaleString(undefined, {
     dateStyle: "medium",
     timeStyle: "short",
   });
@@ -156,13 +156,16 @@ export function renderDiff(before, after) {
 // is touched by showing it.
 const ERROR_SENTENCES = {
   not_found: "It is no longer there: somebody may have deleted it meanwhile.",
-  in_progress: "This conversation is still going on. Try again when it has ended.",
+  in_progress: "That is still going on. Try again when it has ended.",
   changed: "This page changed since you opened it.",
   name_taken: "Another page already has that name or alias.",
   tombstoned: "That name belongs to a page deleted forever; the assistant will not reuse it.",
   unavailable: "The assistant's database is not available right now.",
-  confirmation_mismatch: "The name you typed is not the page's name.",
-  running: "A nightly pass is already running.",
+  confirmation: "The name you typed is not the page's name.",
+  deleted: "That page is in Recently deleted: restore it first.",
+  profile: "The profile cannot be renamed or deleted.",
+  invalid_name: "That name cannot be used for a page.",
+  edited_since: "This page was edited after the run, so it was left alone: restore it from its history instead.",
 };
 
 export function errorSentence(error) {
@@ -170,8 +173,9 @@ export function errorSentence(error) {
   return ERROR_SENTENCES[code] || (error && error.message) || String(error);
 }
 
-// A modal question in the panel; resolves true when confirmed. With
-// `typedName`, the confirm button stays off until that exact text is typed.
+// A modal question in the panel; resolves true when confirmed (with
+// `typedName`, the text typed, and the confirm button stays off until that
+// exact text is typed).
 export function confirmDialog(root, { title, text, confirmLabel, danger = false, typedName }) {
   return new Promise((resolve) => {
     const close = (answer) => {
@@ -184,7 +188,7 @@ export function confirmDialog(root, { title, text, confirmLabel, danger = false,
         class: `action primary${danger ? " danger" : ""}`,
         "data-action": "confirm",
         disabled: typedName !== undefined,
-        onclick: () => close(true),
+        onclick: () => close(typed ? typed.value : true),
       },
       confirmLabel,
     );

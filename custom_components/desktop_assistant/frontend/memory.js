@@ -52,7 +52,7 @@ export class MemoryView {
   }
 
   async refresh() {
-    const answer = await this.call({ type: "desktop_assistant/memory/pages" });
+    const answer = await this.call({ type: "desktop_assistant/memory/pages/list" });
     this.pages = answer.pages;
     this.deleted = answer.deleted;
     this.usage = answer.profile;
@@ -61,7 +61,7 @@ export class MemoryView {
 
   renderList() {
     const profile = this.pages.find((page) => page.type === "profile");
-    const over = this.usage && this.usage.tokens > this.usage.budget;
+    const over = this.usage && this.usage.over_budget;
     fill(this.profile, 
       profile
         ? h(
@@ -75,7 +75,7 @@ export class MemoryView {
                 "div",
                 { class: "meta", "data-field": "budget" },
                 h("span", { class: over ? "badge warning" : "badge" }, over ? "over budget" : "within budget"),
-                `${this.usage.tokens} of ${this.usage.budget} tokens`,
+                `${this.usage.used_tokens} of ${this.usage.budget_tokens} tokens`,
               ),
             ),
           )
@@ -137,12 +137,8 @@ export class MemoryView {
     );
   }
 
-  // Opens a page by id, or by name from a link.
-  async open(target) {
-    const message = { type: "desktop_assistant/memory/page" };
-    if (typeof target === "number") message.page_id = target;
-    else message.name = target;
-    this.current = await this.call(message);
+  async open(pageId) {
+    this.current = await this.call({ type: "desktop_assistant/memory/pages/get", page_id: pageId });
     this.renderList();
     this.renderPage();
   }
@@ -237,7 +233,13 @@ export class MemoryView {
       nameEditable: true,
       onCancel: () => (this.current ? this.renderPage() : fill(this.detail)),
       onSave: async (values) => {
-        const created = await this.call({ type: "desktop_assistant/memory/create", ...values });
+        const created = await this.call({
+          type: "desktop_assistant/memory/pages/create",
+          name: values.name,
+          page_type: values.type,
+          aliases: values.aliases,
+          text: values.text,
+        });
         await this.refresh();
         await this.open(created.page_id);
       },
@@ -259,7 +261,7 @@ export class MemoryView {
 
   async save(page, values, notice, overwrite) {
     const message = {
-      type: "desktop_assistant/memory/edit",
+      type: "desktop_assistant/memory/pages/update",
       page_id: page.page_id,
       base_revision: page.revision,
       text: values.text,
@@ -297,7 +299,7 @@ export class MemoryView {
 
   async history() {
     const page = this.current;
-    const { revisions } = await this.call({ type: "desktop_assistant/memory/revisions", page_id: page.page_id });
+    const { revisions } = page;
     fill(this.detail, 
       h(
         "div",
@@ -329,7 +331,7 @@ export class MemoryView {
 
   async restoreRevision(revision) {
     await this.call({
-      type: "desktop_assistant/memory/restore_revision",
+      type: "desktop_assistant/memory/pages/restore_revision",
       page_id: this.current.page_id,
       revision: revision.revision,
     });
@@ -355,7 +357,7 @@ export class MemoryView {
             "data-action": "save-name",
             onclick: async () => {
               try {
-                await this.hass.callWS({ type: "desktop_assistant/memory/rename", page_id: page.page_id, name: input.value.trim() });
+                await this.hass.callWS({ type: "desktop_assistant/memory/pages/rename", page_id: page.page_id, name: input.value.trim() });
               } catch (error) {
                 fill(notice, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
                 return;
@@ -381,28 +383,28 @@ export class MemoryView {
       danger: true,
     });
     if (!confirmed) return;
-    await this.call({ type: "desktop_assistant/memory/delete", page_id: page.page_id });
+    await this.call({ type: "desktop_assistant/memory/pages/delete", page_id: page.page_id });
     this.current = null;
     fill(this.detail);
     await this.refresh();
   }
 
   async restore(page) {
-    await this.call({ type: "desktop_assistant/memory/restore", page_id: page.page_id });
+    await this.call({ type: "desktop_assistant/memory/pages/restore", page_id: page.page_id });
     await this.refresh();
     await this.open(page.page_id);
   }
 
   async deleteForever(page) {
-    const confirmed = await confirmDialog(this.panel.shadowRoot, {
+    const typed = await confirmDialog(this.panel.shadowRoot, {
       title: `Delete ${page.name} forever?`,
       text: `Its history goes too, links to it become plain text, and the assistant will never create a page of that name again. Type "${page.name}" to confirm.`,
       confirmLabel: "Delete forever",
       danger: true,
       typedName: page.name,
     });
-    if (!confirmed) return;
-    await this.call({ type: "desktop_assistant/memory/delete_forever", page_id: page.page_id, confirm_name: page.name });
+    if (!typed) return;
+    await this.call({ type: "desktop_assistant/memory/pages/delete_forever", page_id: page.page_id, confirm: typed });
     await this.refresh();
   }
 }

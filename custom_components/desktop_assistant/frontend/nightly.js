@@ -7,6 +7,7 @@ const SUMMARY = [
   ["conversations", "conversations read"],
   ["notes", "notes added"],
   ["rewritten", "pages rewritten"],
+  ["created", "pages created"],
   ["merged", "merges"],
   ["dropped", "lines dropped"],
 ];
@@ -40,7 +41,8 @@ export class NightlyView {
   }
 
   async refresh() {
-    const { runs } = await this.call({ type: "desktop_assistant/nightly/runs" });
+    const { runs, running } = await this.call({ type: "desktop_assistant/memory/runs/list", limit: 50 });
+    this.runNow.disabled = running;
     this.runs = runs;
     fill(this.list, 
       ...(runs.length
@@ -64,7 +66,7 @@ export class NightlyView {
     this.runNow.disabled = true;
     fill(this.notice, h("div", { class: "warning-bar" }, "Running the nightly pass…"));
     try {
-      await this.call({ type: "desktop_assistant/nightly/run" });
+      await this.call({ type: "desktop_assistant/memory/runs/run_now" });
     } finally {
       this.runNow.disabled = false;
       fill(this.notice);
@@ -73,7 +75,8 @@ export class NightlyView {
   }
 
   async open(runId) {
-    const run = await this.call({ type: "desktop_assistant/nightly/run_detail", run_id: runId });
+    const run = await this.call({ type: "desktop_assistant/memory/runs/get", run_id: runId });
+    this.reverted = this.reverted || new Set();
     fill(this.detail, 
       h("h2", { style: "margin-top: 0" }, formatTime(run.started_at)),
       h("div", { class: "meta" }, `${run.trigger} · ${run.outcome} · ${Math.round((run.duration || 0) * 10) / 10} s`),
@@ -86,17 +89,17 @@ export class NightlyView {
     const result = h("div");
     return h(
       "div",
-      { class: "card", "data-run-page": page.page_name },
+      { class: "card", "data-run-page": page.name },
       h(
         "div",
         { class: "toolbar" },
-        h("strong", { style: "flex: 1" }, page.page_name, " ", h("span", { class: "badge" }, page.action)),
-        page.reverted
+        h("strong", { style: "flex: 1" }, page.name, " ", h("span", { class: "badge" }, page.action)),
+        this.reverted.has(`${run.run_id}/${page.page_id}`)
           ? h("span", { class: "badge" }, "reverted")
           : h("button", { class: "action", "data-action": "revert", onclick: () => this.revert(run, page, result) }, "Revert"),
       ),
       result,
-      renderDiff(page.before_text, page.after_text),
+      renderDiff(page.before, page.after),
       page.dropped.length
         ? h(
             "div",
@@ -111,17 +114,17 @@ export class NightlyView {
             { "data-field": "sources" },
             h("h4", {}, "From conversations"),
             page.sources.map((source) =>
-              source.exists
-                ? h(
+              source.gone
+                ? h("span", { class: "badge", "data-source": source.conversation_id }, "gone")
+                : h(
                     "button",
                     {
                       class: "link",
                       "data-source": source.conversation_id,
                       onclick: () => this.panel.navigate("conversations", source.conversation_id),
                     },
-                    formatTime(source.started_at) || source.conversation_id,
-                  )
-                : h("span", { class: "badge", "data-source": source.conversation_id }, "gone"),
+                    source.conversation_id,
+                  ),
             ),
           )
         : null,
@@ -129,13 +132,14 @@ export class NightlyView {
   }
 
   async revert(run, page, result) {
-    const answer = await this.call({ type: "desktop_assistant/nightly/revert", run_id: run.run_id, page_id: page.page_id });
-    if (answer.left_alone) {
-      fill(result, 
-        h("div", { class: "warning-bar", role: "status" }, "This page was edited after the run, so it was left alone."),
-      );
+    try {
+      await this.hass.callWS({ type: "desktop_assistant/memory/runs/revert", run_id: run.run_id, page_id: page.page_id });
+    } catch (error) {
+      // The page was edited after the run: it is left alone, and said so here.
+      fill(result, h("div", { class: "warning-bar", role: "alert", "data-warning": error.code }, errorSentence(error)));
       return;
     }
+    this.reverted.add(`${run.run_id}/${page.page_id}`);
     await this.open(run.run_id);
   }
 }
