@@ -12,7 +12,7 @@ last chunk with `finish_reason`, `usage` and `timings`, then `data: [DONE]`.
 """
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 import contextlib
 from dataclasses import dataclass, field
 import json
@@ -197,13 +197,16 @@ class LlamaServerStandIn:
     delay: float = 0.0
     requests: list[web.Request] = field(default_factory=list)
     url: str = ""
-    # Answers to chat requests, in order, and the JSON bodies they answered.
-    script: list[Reply] = field(default_factory=list)
+    # Answers to chat requests, in order (or coroutine functions returning
+    # one when the request arrives), and the JSON bodies they answered.
+    script: list[Reply | Callable[[], Awaitable[Reply]]] = field(default_factory=list)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     # time.perf_counter() when each streamed answer's first and last bytes went out.
     stream_times: list[tuple[float, float]] = field(default_factory=list)
     # time.perf_counter() when each chat request arrived.
     received_at: list[float] = field(default_factory=list)
+    # Set when a chat request arrives; tests clear it to wait for the next.
+    chat_received: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when the stand-in stops, so that delayed answers end at once.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _runner: web.AppRunner | None = None
@@ -235,6 +238,7 @@ class LlamaServerStandIn:
         self.received_at.append(time.perf_counter())
         self.requests.append(request)
         self.chat_requests.append(await request.json())
+        self.chat_received.set()
         if not self._authorized(request):
             return web.json_response(
                 error_body(401, "Invalid API Key", "authentication_error"), status=401
@@ -247,6 +251,9 @@ class LlamaServerStandIn:
                 status=500,
             )
         reply = self.script.pop(0)
+        if not isinstance(reply, Reply):
+            # Computed when the request arrives, from what the test sees then.
+            reply = await reply()
         await self._wait(reply.delay)
         if reply.status != 200:
             return web.json_response(reply.body, status=reply.status)

@@ -22,6 +22,7 @@ from .client import (
 )
 from .const import DOMAIN
 from .llm import ToolFilesAPI
+from .memory.memory import async_schedule_nightly, async_setup_memory
 from .panel import async_register_panel
 from .record import async_setup_record
 from .services import async_setup_services
@@ -29,7 +30,7 @@ from .store import async_setup_store
 from .tool_folder import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-PLATFORMS: list[Platform] = [Platform.CONVERSATION]
+PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION, Platform.SENSOR]
 
 type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
 
@@ -39,7 +40,9 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
     The tools also become intents and the run_tool action.
     """
-    async_setup_record(hass, await async_setup_store(hass))
+    store = await async_setup_store(hass)
+    async_setup_record(hass, store)
+    await async_setup_memory(hass)
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))
@@ -68,6 +71,7 @@ async def async_setup_entry(
         ) from err
     entry.runtime_data = client
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    async_schedule_nightly(hass, entry)
     entry.async_on_unload(entry.add_update_listener(_async_reload_on_update))
     return True
 

@@ -37,6 +37,11 @@ class NotOpenAICompatible(LlamaServerError):
 class ServerFailed(LlamaServerError):
     """The server answered a request with an HTTP error or an error event."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        """Keep the HTTP status, when there was one, to tell busy from refused."""
+        super().__init__(message)
+        self.status = status
+
 
 class StreamCut(LlamaServerError):
     """The stream ended before the server said it was done."""
@@ -101,7 +106,9 @@ class LlamaServerClient:
                     raise InvalidAuth
                 if response.status != 200:
                     message = _error_message(await response.text())
-                    raise ServerFailed(f"HTTP {response.status}: {message}")
+                    raise ServerFailed(
+                        f"HTTP {response.status}: {message}", response.status
+                    )
                 async for chunk in _chunks(response.content):
                     yield chunk
         except TimeoutError as err:

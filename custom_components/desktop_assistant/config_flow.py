@@ -36,6 +36,7 @@ from homeassistant.helpers.selector import (
     TextSelector,
     TextSelectorConfig,
     TextSelectorType,
+    TimeSelector,
 )
 import probatio as vol
 
@@ -50,6 +51,8 @@ from .client import (
 from .const import (
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
+    CONF_NIGHTLY,
+    CONF_NIGHTLY_TIME,
     CONF_QUIET_MINUTES,
     CONF_RECORD,
     CONF_REQUEST_TIMEOUT,
@@ -57,11 +60,14 @@ from .const import (
     CONF_TEMPERATURE,
     CONF_TOOL_ROUNDS,
     DEFAULT_AGENT_OPTIONS,
+    DEFAULT_AI_TASK_OPTIONS,
     DEFAULT_NAME,
+    DEFAULT_NIGHTLY_TIME,
     DEFAULT_QUIET_MINUTES,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_URL,
     DOMAIN,
+    SUBENTRY_AI_TASK,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -84,6 +90,13 @@ SERVER_SCHEMA = vol.Schema(
         ),
     }
 )
+AGENT_ONLY_OPTIONS = {
+    CONF_RECORD,
+    CONF_PROMPT,
+    CONF_LLM_HASS_API,
+    CONF_TOOL_ROUNDS,
+    CONF_MAX_HISTORY,
+}
 RECORD_OPTIONS_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_RETENTION_DAYS): NumberSelector(
@@ -104,6 +117,8 @@ RECORD_OPTIONS_SCHEMA = vol.Schema(
                 unit_of_measurement="min",
             )
         ),
+        vol.Required(CONF_NIGHTLY): BooleanSelector(),
+        vol.Required(CONF_NIGHTLY_TIME): TimeSelector(),
     }
 )
 REAUTH_SCHEMA = vol.Schema(
@@ -231,8 +246,11 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
     def async_get_supported_subentry_types(
         cls, config_entry: ConfigEntry
     ) -> dict[str, type[ConfigSubentryFlow]]:
-        """Return the subentry types: conversation agents."""
-        return {"conversation": ConversationFlowHandler}
+        """Return the subentry types: conversation agents and AI tasks."""
+        return {
+            "conversation": ConversationFlowHandler,
+            SUBENTRY_AI_TASK: AITaskFlowHandler,
+        }
 
     @staticmethod
     @callback
@@ -257,6 +275,8 @@ class RecordOptionsFlow(OptionsFlow):
                 {
                     CONF_RETENTION_DAYS: DEFAULT_RETENTION_DAYS,
                     CONF_QUIET_MINUTES: DEFAULT_QUIET_MINUTES,
+                    CONF_NIGHTLY: True,
+                    CONF_NIGHTLY_TIME: DEFAULT_NIGHTLY_TIME,
                 }
                 | dict(self.config_entry.options),
             ),
@@ -296,6 +316,52 @@ class ConversationFlowHandler(ConfigSubentryFlow):
             step_id="set_options",
             data_schema=self.add_suggested_values_to_schema(
                 vol.Schema(_agent_schema(self.hass, is_new, models)), options
+            ),
+        )
+
+    async_step_user = async_step_set_options
+    async_step_reconfigure = async_step_set_options
+
+
+class AITaskFlowHandler(ConfigSubentryFlow):
+    """Add or change an AI task entity of a server."""
+
+    async def async_step_set_options(
+        self, user_input: dict[str, Any] | None = None
+    ) -> SubentryFlowResult:
+        """Choose the model and how long and steady its answers are."""
+        entry = self._get_entry()
+        if entry.state is not ConfigEntryState.LOADED:
+            return self.async_abort(reason="entry_not_loaded")
+        is_new = self.source == "user"
+        if user_input is not None:
+            if is_new:
+                title = user_input.pop(CONF_NAME)
+                return self.async_create_entry(title=title, data=user_input)
+            return self.async_update_and_abort(
+                entry, self._get_reconfigure_subentry(), data=user_input
+            )
+        client: LlamaServerClient = entry.runtime_data
+        try:
+            models = await client.async_list_models()
+        except LlamaServerError as err:
+            _LOGGER.debug("Listing models of %s failed: %r", client.url, err)
+            return self.async_abort(reason="cannot_connect")
+        options = (
+            DEFAULT_AI_TASK_OPTIONS | {CONF_MODEL: models[0] if models else ""}
+            if is_new
+            else dict(self._get_reconfigure_subentry().data)
+        )
+        # An agent's fields, less those about conversations and tools.
+        schema = {
+            marker: selector
+            for marker, selector in _agent_schema(self.hass, is_new, models).items()
+            if str(marker) not in AGENT_ONLY_OPTIONS
+        }
+        return self.async_show_form(
+            step_id="set_options",
+            data_schema=self.add_suggested_values_to_schema(
+                vol.Schema(schema), options
             ),
         )
 

@@ -32,6 +32,12 @@ CONF_RECORD: Final = "record_conversations"
 # Options of a llama-server entry, for its agents' conversations.
 CONF_RETENTION_DAYS: Final = "retention_days"
 CONF_QUIET_MINUTES: Final = "quiet_minutes"
+# Memory's nightly pass (entry options): on or off, and its time of day in
+# HA's time zone.
+CONF_NIGHTLY: Final = "nightly"
+CONF_NIGHTLY_TIME: Final = "nightly_time"
+DEFAULT_NIGHTLY_TIME: Final = "03:00:00"
+SERVICE_RUN_NIGHTLY: Final = "run_nightly"
 DEFAULT_RETENTION_DAYS: Final = 90
 DEFAULT_QUIET_MINUTES: Final = 30
 SERVICE_DELETE_CONVERSATIONS: Final = "delete_conversations"
@@ -48,6 +54,16 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
     CONF_RECORD: True,
+}
+
+# AI Task entities (`ai_task.generate_data`), one per subentry of this type.
+SUBENTRY_AI_TASK: Final = "ai_task_data"
+# A new AI task's options; CONF_MODEL is added from the server's model list.
+# Structured answers want a steady model, and a whole JSON document.
+DEFAULT_AI_TASK_OPTIONS: Final[dict[str, Any]] = {
+    CONF_TEMPERATURE: 0.2,
+    CONF_MAX_TOKENS: 2048,
+    CONF_REQUEST_TIMEOUT: 120,
 }
 
 # What the person hears when the language model fails, by kind of fault and

@@ -14,6 +14,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from . import DesktopAssistantConfigEntry
 from .const import CONF_RECORD, DATA_TOOLS, DOMAIN
 from .entity import DesktopAssistantEntity, Turn
+from .generate import async_get_activity
 from .llm import tool_file_name
 from .record import DATA_RECORD, TurnRecording
 
@@ -111,7 +112,9 @@ class DesktopAssistantConversationEntity(
         except conversation.ConverseError as err:
             return err.as_conversation_result()
 
-        await self.async_run_tool_loop(chat_log, turn)
+        # Background generation (the nightly pass) steps aside meanwhile.
+        with async_get_activity(self.hass).turn():
+            await self.async_run_tool_loop(chat_log, turn)
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:
             result.response.async_set_error(

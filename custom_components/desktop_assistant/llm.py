@@ -22,6 +22,8 @@ from homeassistant.helpers.llm import (
 import probatio
 
 from .const import DATA_TOOLS, DOMAIN
+from .memory.memory import DATA_MEMORY
+from .memory.tools import memory_tools
 from .record import DATA_RECORD, RecallConversationsTool
 from .tools import ToolRegistry, ToolSpec
 
@@ -62,12 +64,14 @@ class ConfigFolderTool(Tool):
 
 
 def integration_tools(hass: HomeAssistant) -> list[Tool]:
-    """A tool per loaded tool file, and recall_conversations with the record."""
+    """A tool per loaded tool file, recall_conversations, and memory's tools."""
     tools: list[Tool] = []
     if (registry := hass.data.get(DATA_TOOLS)) is not None:
         tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
     if (record := hass.data.get(DATA_RECORD)) is not None and record.available:
         tools.append(RecallConversationsTool(record))
+    if (memory := hass.data.get(DATA_MEMORY)) is not None:
+        tools += memory_tools(memory)
     return tools
 
 
@@ -75,10 +79,11 @@ def integration_tools(hass: HomeAssistant) -> list[Tool]:
 def async_get_tools(
     hass: HomeAssistant, llm_context: LLMContext, api_id: str
 ) -> LLMTools | None:
-    """Return the integration's tools, in the Assist API only."""
+    """Return the integration's tools, and memory's context, in the Assist API only."""
     if api_id != LLM_API_ASSIST or not (tools := integration_tools(hass)):
         return None
-    return LLMTools(tools=tools)
+    memory = hass.data.get(DATA_MEMORY)
+    return LLMTools(tools=tools, prompt=memory.context if memory else None)
 
 
 class ToolFilesAPI(API):
@@ -90,10 +95,11 @@ class ToolFilesAPI(API):
 
     @override
     async def async_get_api_instance(self, llm_context: LLMContext) -> APIInstance:
-        """Offer a tool per loaded tool file, and the recall tool."""
+        """Offer the integration's tools, and memory's context as the prompt."""
+        memory = self.hass.data.get(DATA_MEMORY)
         return APIInstance(
             api=self,
-            api_prompt="",
+            api_prompt=memory.context if memory else "",
             llm_context=llm_context,
             tools=integration_tools(self.hass),
         )

@@ -49,9 +49,12 @@ async def test_tool_files_are_an_api_of_their_own(agent: Agent) -> None:
 
     assert speech(result) == "It is 14:05."
     first, second = agent.server.chat_requests
+    # The tool files, the record's and memory's tools.
     assert [tool["function"]["name"] for tool in first["tools"]] == [
         "desktop_assistant__now",
+        "desktop_assistant__recall",
         "desktop_assistant__recall_conversations",
+        "desktop_assistant__remember",
         "desktop_assistant__weather",
     ]
     assert second["messages"][-1]["content"] == "14:05"

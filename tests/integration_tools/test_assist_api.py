@@ -6,6 +6,8 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import llm
 import probatio
 
+from custom_components.desktop_assistant.llm import tool_file_name
+
 from .conftest import Setup
 
 LLM_CONTEXT = llm.LLMContext(
@@ -27,13 +29,7 @@ async def test_tools_are_offered_with_their_schema(
 ) -> None:
     await setup_integration()
     api = await assist_api(hass)
-    ours = [
-        tool
-        for tool in api.tools
-        if tool.name.startswith("desktop_assistant__")
-        # The conversation record's own tool is tested with the record.
-        and tool.name != "desktop_assistant__recall_conversations"
-    ]
+    ours = [tool for tool in api.tools if tool_file_name(tool)]
     assert [tool.name for tool in ours] == ["desktop_assistant__weather"]
     (weather,) = ours
     assert weather.description == "Current weather. Leave place empty for home."
@@ -95,7 +91,5 @@ async def test_no_tools_without_a_folder(
 ) -> None:
     await setup_integration()
     api = await assist_api(hass)
-    # Only the conversation record's tool, which needs no folder.
-    assert [
-        tool.name for tool in api.tools if tool.name.startswith("desktop_assistant")
-    ] == ["desktop_assistant__recall_conversations"]
+    # Memory's tools remain; no tool file is offered.
+    assert not [tool for tool in api.tools if tool_file_name(tool)]

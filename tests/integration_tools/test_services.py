@@ -7,6 +7,8 @@ from homeassistant.helpers import intent, issue_registry as ir, llm
 from homeassistant.helpers.service import async_get_all_descriptions
 from homeassistant.helpers.translation import async_get_translations
 
+from custom_components.desktop_assistant.llm import tool_file_name
+
 from .conftest import DOMAIN, Setup, write_tool
 from .test_assist_api import assist_api
 
@@ -123,12 +125,9 @@ async def test_reload_reads_the_folder_again(
     assert {"DesktopAssistantNow", "DesktopAssistantMoon"} <= intent_types
     assert "DesktopAssistantWeather" not in intent_types
     api = await assist_api(hass)
-    assert sorted(
-        tool.name for tool in api.tools if tool.name.startswith("desktop_assistant__")
-    ) == [
+    assert sorted(tool.name for tool in api.tools if tool_file_name(tool)) == [
         "desktop_assistant__moon",
         "desktop_assistant__now",
-        "desktop_assistant__recall_conversations",
     ]
     result = await api.async_call_tool(llm.ToolInput("desktop_assistant__moon", {}))
     assert result.data == {"result": "full"}

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import sqlite3
 from typing import Final
 
+from ..memory.schema import MEMORY_V2
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -79,4 +81,5 @@ END;
 
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "conversation record", RECORD_V1),
+    Migration(2, "long-term memory", MEMORY_V2),
 )

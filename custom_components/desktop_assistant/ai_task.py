@@ -1,0 +1,90 @@
+"""AI Task entities: `ai_task.generate_data` on the household's own llama-server."""
+
+from typing import override
+
+from homeassistant.components import ai_task, conversation
+from homeassistant.config_entries import ConfigSubentry
+from homeassistant.const import CONF_MODEL
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+
+from . import DesktopAssistantConfigEntry
+from .const import (
+    CONF_MAX_TOKENS,
+    CONF_REQUEST_TIMEOUT,
+    CONF_TEMPERATURE,
+    DEFAULT_AI_TASK_OPTIONS,
+    SUBENTRY_AI_TASK,
+)
+from .entity import DesktopAssistantEntity, build_messages
+from .generate import GenerationError, Generator
+
+# Generation runs on the server; HA need not hold tasks back.
+PARALLEL_UPDATES = 0
+
+
+async def async_setup_entry(
+    hass: HomeAssistant,
+    entry: DesktopAssistantConfigEntry,
+    async_add_entities: AddConfigEntryEntitiesCallback,
+) -> None:
+    """Add an AI Task entity for each AI task subentry."""
+    for subentry in entry.subentries.values():
+        if subentry.subentry_type == SUBENTRY_AI_TASK:
+            async_add_entities(
+                [DesktopAssistantTaskEntity(entry, subentry)],
+                config_subentry_id=subentry.subentry_id,
+            )
+
+
+class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
+    """Generates text, or data of a given structure, with a llama-server model."""
+
+    _attr_supported_features = ai_task.AITaskEntityFeature.GENERATE_DATA
+
+    def __init__(
+        self, entry: DesktopAssistantConfigEntry, subentry: ConfigSubentry
+    ) -> None:
+        """Describe the entity as a device named after its subentry."""
+        super().__init__(entry, subentry)
+
+    @property
+    @override
+    def options(self) -> dict:
+        """The task's options, defaults filled in."""
+        return DEFAULT_AI_TASK_OPTIONS | dict(self.subentry.data)
+
+    @override
+    async def _async_generate_data(
+        self, task: ai_task.GenDataTask, chat_log: conversation.ChatLog
+    ) -> ai_task.GenDataTaskResult:
+        """Answer the task's instructions, as JSON of its structure when it has one."""
+        options = self.options
+        generator = Generator(
+            self.entry.runtime_data,
+            options[CONF_MODEL],
+            attempt_timeout=float(options[CONF_REQUEST_TIMEOUT]),
+        )
+        try:
+            generation = await generator.async_generate(
+                build_messages(chat_log.content, 0),
+                structure=task.structure,
+                name=task.name,
+                max_tokens=int(options[CONF_MAX_TOKENS]),
+                temperature=float(options[CONF_TEMPERATURE]),
+            )
+        except GenerationError as err:
+            raise HomeAssistantError(
+                f"llama-server could not generate {task.name!r} ({err.kind}): {err}"
+            ) from err
+        data = generation.data
+        chat_log.async_add_assistant_content_without_tools(
+            conversation.AssistantContent(
+                agent_id=self.entity_id,
+                content=data if isinstance(data, str) else str(data),
+            )
+        )
+        return ai_task.GenDataTaskResult(
+            conversation_id=chat_log.conversation_id, data=data
+        )

@@ -1,0 +1,1 @@
+"""Long-term memory: pages, the tools that write and read them, the nightly pass."""

@@ -1,0 +1,88 @@
+"""Memory's tables in assistant.db (migration 2, after the conversation record).
+
+A page's names (its name and aliases) live in `page_names`, keyed by the
+folded name, so two pages can never share a name ignoring case and accents.
+Every change of a page is a row of `page_revisions`; `pages.revision` is the
+latest. `page_search` indexes names and text for recall.
+"""
+
+from typing import Final
+
+MEMORY_V2: Final = """
+CREATE TABLE pages (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    deleted_at REAL,
+    revision INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX pages_by_update ON pages (updated_at DESC) WHERE deleted_at IS NULL;
+CREATE TABLE page_names (
+    folded TEXT PRIMARY KEY,
+    page INTEGER NOT NULL REFERENCES pages (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    is_alias INTEGER NOT NULL
+);
+CREATE INDEX page_names_by_page ON page_names (page);
+CREATE TABLE page_revisions (
+    id INTEGER PRIMARY KEY,
+    page INTEGER NOT NULL REFERENCES pages (id) ON DELETE CASCADE,
+    at REAL NOT NULL,
+    author TEXT NOT NULL
+        CHECK (author IN ('remember', 'extraction', 'nightly', 'person')),
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    text TEXT NOT NULL,
+    run INTEGER,
+    source TEXT,
+    note TEXT
+);
+CREATE INDEX page_revisions_by_page ON page_revisions (page, id);
+CREATE TABLE tombstones (
+    folded TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE VIRTUAL TABLE page_search USING fts5 (
+    names,
+    text,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE nightly_runs (
+    id INTEGER PRIMARY KEY,
+    trigger TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    duration REAL,
+    outcome TEXT NOT NULL,
+    summary TEXT NOT NULL DEFAULT '{}',
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE nightly_run_pages (
+    id INTEGER PRIMARY KEY,
+    run INTEGER NOT NULL REFERENCES nightly_runs (id) ON DELETE CASCADE,
+    page INTEGER,
+    page_name TEXT NOT NULL,
+    action TEXT NOT NULL,
+    before_text TEXT,
+    after_text TEXT,
+    before_revision INTEGER,
+    after_revision INTEGER,
+    dropped TEXT NOT NULL DEFAULT '[]',
+    sources TEXT NOT NULL DEFAULT '[]',
+    absorbed TEXT
+);
+CREATE INDEX nightly_run_pages_by_run ON nightly_run_pages (run);
+CREATE TABLE memory_state (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE extracted_conversations (
+    conversation_id TEXT PRIMARY KEY,
+    last_entry INTEGER NOT NULL,
+    at REAL NOT NULL
+);
+"""

@@ -1,0 +1,118 @@
+"""Putting conversations into the record and pages into memory, for tests and evals."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from homeassistant.core import HomeAssistant
+
+from custom_components.desktop_assistant.memory import pages
+from custom_components.desktop_assistant.memory.memory import DATA_MEMORY
+from custom_components.desktop_assistant.record import DATA_RECORD, database
+from custom_components.desktop_assistant.record.models import (
+    ConversationStart,
+    Entry,
+    TurnWrite,
+)
+
+
+@dataclass
+class Said:
+    """One entry of a synthetic conversation."""
+
+    kind: str
+    text: str | None = None
+    tool_name: str | None = None
+    arguments: dict[str, Any] | None = None
+    result: str | None = None
+
+
+def said(item: dict[str, Any]) -> Said:
+    """Read an entry of a fixture file."""
+    return Said(
+        item["kind"],
+        item.get("text"),
+        item.get("tool_name"),
+        item.get("arguments"),
+        item.get("result"),
+    )
+
+
+async def add_conversation(
+    hass: HomeAssistant,
+    conversation_id: str,
+    entries: list[Said],
+    at: float,
+    *,
+    device_name: str | None = None,
+    language: str = "en",
+    quiet: bool = True,
+) -> None:
+    """Record a conversation's turn through the record, and let it go quiet."""
+    record = hass.data[DATA_RECORD]
+    write = TurnWrite(
+        ConversationStart(
+            conversation_id,
+            "conversation.test",
+            None,
+            "voice" if device_name else "text",
+            "device-1" if device_name else None,
+            device_name,
+            language,
+        ),
+        at,
+        [
+            Entry(
+                item.kind,  # type: ignore[arg-type]
+                at,
+                text=item.text,
+                source="speech" if device_name else "text",
+                tool_name=item.tool_name,
+                tool_arguments=item.arguments,
+                tool_result=item.result,
+                tool_error=False if item.kind == "tool_call" else None,
+            )
+            for item in entries
+        ],
+    )
+    await record.async_run_write(
+        lambda connection: database.append_turn(connection, write), "test turn"
+    )
+    if quiet:
+        await record.async_run_write(
+            lambda connection: database.mark_quiet(
+                connection, [(conversation_id, at)], at + 1800
+            ),
+            "test quiet",
+        )
+
+
+async def add_page(
+    hass: HomeAssistant,
+    name: str,
+    text: str,
+    kind: str = "person",
+    aliases: list[str] | None = None,
+) -> pages.Page:
+    """Create a page as a person would in the panel."""
+    memory = hass.data[DATA_MEMORY]
+    if kind == "profile":
+
+        def profile(connection, now):
+            page = pages.profile_page(connection)
+            if page is None:
+                pages.remember(connection, "profile", "x", "2000-01-01", now)
+                page = pages.profile_page(connection)
+            return pages.edit_page(connection, page.id, now, "person", text=text)
+
+        return await memory.async_write(profile)
+    return await memory.async_write(
+        lambda connection, now: pages.create_page(
+            connection,
+            name,
+            kind,
+            text=text,
+            aliases=aliases or [],
+            now=now,
+            author="person",
+        )
+    )

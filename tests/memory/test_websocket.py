@@ -1,0 +1,278 @@
+"""Memory's websocket commands, as the panel calls them, with their errors."""
+
+import json
+from typing import Any
+
+from homeassistant.core import HomeAssistant
+import pytest
+
+from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
+
+from ..integration.conftest import Agent
+from ..llama_server import text_reply
+from .seed import add_page
+
+PREFIX = f"{DOMAIN}/memory"
+
+
+class Client:
+    """A websocket client that answers results and errors."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+
+    async def call(self, command: str, **fields: Any) -> dict[str, Any]:
+        await self.ws.send_json_auto_id({"type": f"{PREFIX}/{command}", **fields})
+        return await self.ws.receive_json()
+
+    async def result(self, command: str, **fields: Any) -> Any:
+        answer = await self.call(command, **fields)
+        assert answer["success"], answer
+        return answer["result"]
+
+    async def error(self, command: str, **fields: Any) -> str:
+        answer = await self.call(command, **fields)
+        assert not answer["success"], answer
+        return answer["error"]["code"]
+
+
+@pytest.fixture
+async def client(hass: HomeAssistant, agent: Agent, hass_ws_client: Any) -> Client:
+    return Client(await hass_ws_client(hass))
+
+
+def memory_of(hass: HomeAssistant) -> Memory:
+    return hass.data[DATA_MEMORY]
+
+
+async def test_list_pages_with_profile_usage_and_deleted(
+    hass: HomeAssistant, client: Client
+) -> None:
+    await memory_of(hass).async_remember("profile", "We live in Utrecht")
+    await add_page(hass, "Anouk", "Sara's sister.\n", aliases=["Noukie"])
+    gone = await add_page(hass, "Marco", "Ex.\n")
+    await client.result("pages/delete", page_id=gone.id)
+    listed = await client.result("pages/list")
+    assert listed["profile"]["budget_tokens"] == 800
+    assert listed["profile"]["used_tokens"] > 0
+    assert listed["profile"]["over_budget"] is False
+    assert [p["name"] for p in listed["pages"]] == ["Profile", "Anouk"]
+    assert listed["pages"][1]["aliases"] == ["Noukie"]
+    assert listed["pages"][1]["hint"] == "Sara's sister."
+    assert [p["name"] for p in listed["deleted"]] == ["Marco"]
+
+
+async def test_get_page_with_revisions_links_and_backlinks(
+    hass: HomeAssistant, client: Client
+) -> None:
+    anouk = await add_page(hass, "Anouk", "Sister of [[Sara]]; likes [[Mosi]].\n")
+    sara = await add_page(hass, "Sara", "Lives with [[anouk]].\n")
+    page = await client.result("pages/get", page_id=anouk.id)
+    assert page["text"] == "Sister of [[Sara]]; likes [[Mosi]].\n"
+    assert page["links"] == [
+        {"name": "Sara", "page_id": sara.id},
+        {"name": "Mosi", "page_id": None},
+    ]
+    assert page["backlinks"] == [{"page_id": sara.id, "name": "Sara"}]
+    assert [r["author"] for r in page["revisions"]] == ["person"]
+    assert await client.error("pages/get", page_id=9999) == "not_found"
+
+
+async def test_create_and_its_errors(hass: HomeAssistant, client: Client) -> None:
+    page = await client.result(
+        "pages/create", name="Anouk", page_type="person", aliases=["Noukie"]
+    )
+    assert page["name"] == "Anouk"
+    assert page["aliases"] == ["Noukie"]
+    assert (
+        await client.error("pages/create", name="noukie", page_type="person")
+        == "name_taken"
+    )
+    assert (
+        await client.error("pages/create", name="Bob", page_type="robot")
+        == "invalid_format"
+    )
+
+
+async def test_edit_refused_when_the_page_moved_on_unless_overwrite(
+    hass: HomeAssistant, client: Client
+) -> None:
+    page = await client.result("pages/create", name="Anouk", page_type="person")
+    opened = page["revision"]
+    await memory_of(hass).async_remember("Anouk", "Plays the cello")
+    assert (
+        await client.error(
+            "pages/update", page_id=page["page_id"], base_revision=opened, text="Mine"
+        )
+        == "changed"
+    )
+    edited = await client.result(
+        "pages/update",
+        page_id=page["page_id"],
+        base_revision=opened,
+        text="Mine",
+        overwrite=True,
+    )
+    assert edited["text"] == "Mine"
+    edited = await client.result(
+        "pages/update",
+        page_id=page["page_id"],
+        base_revision=edited["revision"],
+        page_type="place",
+        aliases=["Nouk"],
+    )
+    assert edited["type"] == "place"
+    assert edited["aliases"] == ["Nouk"]
+    assert (
+        await client.error("pages/update", page_id=999, base_revision=1, text="x")
+        == "not_found"
+    )
+
+
+async def test_rename_keeps_the_old_name_as_alias(
+    hass: HomeAssistant, client: Client
+) -> None:
+    page = await client.result("pages/create", name="Anouk", page_type="person")
+    await client.result("pages/create", name="Bob", page_type="person")
+    renamed = await client.result(
+        "pages/rename", page_id=page["page_id"], name="Anouk Vermeer"
+    )
+    assert renamed["name"] == "Anouk Vermeer"
+    assert renamed["aliases"] == ["Anouk"]
+    assert (
+        await client.error("pages/rename", page_id=page["page_id"], name="bob")
+        == "name_taken"
+    )
+    listed = await client.result("pages/list")
+    profile = next((p for p in listed["pages"] if p["type"] == "profile"), None)
+    assert profile is None
+    await memory_of(hass).async_remember("profile", "We live in Utrecht")
+    listed = await client.result("pages/list")
+    profile_id = listed["pages"][0]["page_id"]
+    assert (
+        await client.error("pages/rename", page_id=profile_id, name="Home") == "profile"
+    )
+
+
+async def test_delete_restore_and_delete_forever(
+    hass: HomeAssistant, client: Client
+) -> None:
+    marco = await client.result(
+        "pages/create", name="Marco", page_type="person", aliases=["Marc"]
+    )
+    sara = await client.result(
+        "pages/create", name="Sara", page_type="person", text="Knows [[Marc|him]].\n"
+    )
+    deleted = await client.result("pages/delete", page_id=marco["page_id"])
+    assert deleted["deleted_at"] is not None
+    restored = await client.result("pages/restore", page_id=marco["page_id"])
+    assert restored["deleted_at"] is None
+    assert (
+        await client.error(
+            "pages/delete_forever", page_id=marco["page_id"], confirm="Sara"
+        )
+        == "confirmation"
+    )
+    result = await client.result(
+        "pages/delete_forever", page_id=marco["page_id"], confirm="marco"
+    )
+    assert result == {"unlinked": ["Sara"]}
+    sara = await client.result("pages/get", page_id=sara["page_id"])
+    assert sara["text"] == "Knows him.\n"
+    assert await client.error("pages/get", page_id=marco["page_id"]) == "not_found"
+    # The assistant may not recreate it; a person may.
+    answer = await memory_of(hass).async_remember("Marc", "Plays golf")
+    assert answer.startswith("error:")
+    again = await client.result("pages/create", name="Marco", page_type="person")
+    assert again["name"] == "Marco"
+
+
+async def test_restore_a_revision(hass: HomeAssistant, client: Client) -> None:
+    page = await client.result(
+        "pages/create", name="Anouk", page_type="person", text="First.\n"
+    )
+    first = page["revision"]
+    page = await client.result(
+        "pages/update", page_id=page["page_id"], base_revision=first, text="Second.\n"
+    )
+    restored = await client.result(
+        "pages/restore_revision", page_id=page["page_id"], revision=first
+    )
+    assert restored["text"] == "First.\n"
+    assert len(restored["revisions"]) == 3
+    assert (
+        await client.error(
+            "pages/restore_revision", page_id=page["page_id"], revision=99999
+        )
+        == "not_found"
+    )
+
+
+async def test_runs_run_now_get_and_revert(
+    hass: HomeAssistant, client: Client, agent: Agent
+) -> None:
+    page = await add_page(
+        hass,
+        "Anouk",
+        "Sara's sister.\n\n## Notes\n- 2026-11-02: Birthday is 3 November\n",
+    )
+    plan = {
+        "rewrite": [
+            {
+                "page": "Anouk",
+                "text": "Sara's sister. Birthday is 3 November.\n",
+                "dropped": [],
+            }
+        ],
+        "create": [],
+        "merge": [],
+    }
+    agent.server.script = [text_reply(json.dumps(plan))]
+    ran = await client.result("runs/run_now")
+    assert ran["outcome"] == "ok"
+    listed = await client.result("runs/list", limit=5)
+    assert listed["running"] is False
+    assert [r["run_id"] for r in listed["runs"]] == [ran["run_id"]]
+    assert listed["runs"][0]["summary"]["rewritten"] == 1
+    run = await client.result("runs/get", run_id=ran["run_id"])
+    (changed,) = run["pages"]
+    assert changed["action"] == "rewrite"
+    assert changed["before"].startswith("Sara's sister.\n\n## Notes")
+    assert changed["after"] == "Sara's sister. Birthday is 3 November.\n"
+    assert await client.error("runs/get", run_id=999) == "not_found"
+    assert (
+        await client.error("runs/revert", run_id=ran["run_id"], page_id=999)
+        == "not_found"
+    )
+    reverted = await client.result("runs/revert", run_id=ran["run_id"], page_id=page.id)
+    assert reverted["page_id"] == page.id
+    assert (
+        await client.error("runs/revert", run_id=ran["run_id"], page_id=page.id)
+        == "edited_since"
+    )
+
+
+async def test_run_now_while_running_is_in_progress(
+    hass: HomeAssistant, client: Client, agent: Agent
+) -> None:
+    await add_page(hass, "Anouk", "x\n")
+    agent.server.script = [
+        text_reply('{"rewrite": [], "create": [], "merge": []}', delay=0.5)
+    ]
+    running = hass.async_create_task(memory_of(hass).nightly.async_run("test"))
+    await agent.server.chat_received.wait()
+    assert await client.error("runs/run_now") == "in_progress"
+    assert (await client.result("runs/list"))["running"] is True
+    await running
+
+
+async def test_commands_are_admin_only(
+    hass: HomeAssistant,
+    agent: Agent,
+    hass_ws_client: Any,
+    hass_read_only_access_token: str,
+) -> None:
+    ws = Client(await hass_ws_client(hass, hass_read_only_access_token))
+    for command in ("pages/list", "runs/list", "runs/run_now"):
+        assert await ws.error(command) == "unauthorized"
