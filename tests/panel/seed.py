@@ -1,10 +1,12 @@
 """A household's record, written before Home Assistant starts, through the record's own code."""
 
 import contextlib
+import sqlite3
 from pathlib import Path
 import time
 
 from custom_components.desktop_assistant.const import TOOLS_FOLDER
+from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
@@ -12,7 +14,7 @@ from custom_components.desktop_assistant.record.models import (
     TurnWrite,
 )
 from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
-from custom_components.desktop_assistant.store.store import connect
+from custom_components.desktop_assistant.store.store import connect, transaction
 
 AGENT = "conversation.household_model"
 # Older small talk, so that the list has more than one page.
@@ -88,4 +90,41 @@ def seed_record(config_dir: Path) -> dict[str, str]:
     with contextlib.closing(connect(path, MIGRATIONS)) as connection:
         for turn in turns:
             database.append_turn(connection, turn)
+        seed_memory(connection, now - 86400)
     return {"voice": "kitchen-weather", "interrupted": "film-night"}
+
+
+ANOUK = """Anouk is [[Sara]]'s sister. She lives in [[Utrecht]].
+
+## Notes
+- 2026-11-02: Birthday is 3 November
+- 2026-11-10: Likes **strong** coffee
+"""
+GARDEN = """The garden is behind the house.
+
+## Notes
+- 2026-11-05: Tomatoes planted in May
+- 2026-11-06: The hose leaks
+"""
+# What a page holds when someone pasted markup into it: shown, never run.
+HOSTILE = """Pasted from a web page:
+
+<img src=x onerror="window.hostileRan = true">
+<script>window.hostileRan = true</script>
+"""
+
+
+def seed_memory(connection: sqlite3.Connection, now: float) -> None:
+    """The household's pages: linked people, a dangling link, pasted markup."""
+    with transaction(connection):
+        pages.remember(connection, "profile", "The household speaks Dutch and English", "2026-11-01", now)
+        for name, kind, text, aliases in (
+            ("Anouk", "person", ANOUK, ["Nouk"]),
+            ("Sara", "person", "Sara lives with [[Anouk|her sister]]'s cat.\n", []),
+            ("Hostile paste", "thing", HOSTILE, []),
+            ("Old bike", "thing", "A red bike in the shed.\n", []),
+            ("Garden", "place", GARDEN, []),
+        ):
+            pages.create_page(
+                connection, name, kind, text=text, aliases=aliases, now=now, author="person"
+            )

@@ -1,6 +1,8 @@
 """The Assistant panel in a real browser against a real Home Assistant."""
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 from selenium import webdriver
 
@@ -100,10 +102,161 @@ def test_conversations_list_filter_search_open_delete(
     page.find("[data-action=delete]").click()
     page.find(".modal [data-action=confirm]").click()
     page.wait_for(lambda: "film-night" not in conversation_rows(page), what="the delete")
-    gone = __import__("asyncio").run(
-        home_assistant.websocket(
-            admin_tokens.access_token,
-            {"type": "desktop_assistant/conversations/get", "conversation_id": "film-night"},
-        )
-    )[0]
+    gone = websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/conversations/get",
+        conversation_id="film-night",
+    )
     assert gone["error"]["code"] == "not_found"
+
+
+def websocket(
+    home_assistant: HomeAssistantProcess, tokens: Tokens, **command: Any
+) -> Any:
+    return asyncio.run(home_assistant.websocket(tokens.access_token, command))[0]
+
+
+def page_named(home_assistant: HomeAssistantProcess, tokens: Tokens, name: str) -> Any:
+    listed = websocket(home_assistant, tokens, type="desktop_assistant/memory/pages/list")
+    (summary,) = [page for page in listed["pages"] if page["name"] == name]
+    return websocket(
+        home_assistant,
+        tokens,
+        type="desktop_assistant/memory/pages/get",
+        page_id=summary["page_id"],
+    )
+
+
+def page_text(page: Page) -> str:
+    return page.find("[data-detail=page] [data-field=page-text]").text
+
+
+def open_memory_page(page: Page, name: str) -> None:
+    page.find(f"[data-list=pages] [data-page='{name}']").click()
+    page.wait_for(
+        lambda: page.find("[data-field=page-name]").text == name, what=f"page {name}"
+    )
+
+
+def test_memory_pages_links_edit_history_rename_delete(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    page.find("[data-tab=memory]").click()
+    budget = page.find("[data-profile] [data-field=budget]").text
+    assert "within budget" in budget
+    assert "of 800 tokens" in budget
+
+    # A page rendered from markdown, with links, a dangling link and backlinks.
+    open_memory_page(page, "Anouk")
+    assert "Birthday is 3 November" in page_text(page)
+    assert page.find("[data-field=page-text] strong").text == "strong"
+    assert page.find("[data-backlink=Sara]")
+    page.screenshot(artifacts / "memory.png")
+    page.find("[data-link=Sara]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Sara")
+    page.find("[data-backlink=Anouk]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Anouk")
+    dangling = page.find("[data-link=Utrecht]")
+    assert "dangling" in dangling.get_attribute("class")
+    dangling.click()
+    assert page.find("[data-field=name]").get_attribute("value") == "Utrecht"
+    page.find("[data-detail=page] [data-field=text]").send_keys("A city with canals.")
+    page.find("[data-action=save]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Utrecht")
+    assert "canals" in page_text(page)
+    assert page.find("[data-backlink=Anouk]")
+
+    # Edit while someone else changes the page: warned, nothing typed lost.
+    open_memory_page(page, "Anouk")
+    page.find("[data-action=edit]").click()
+    editor = page.find("[data-detail=page] [data-field=text]")
+    editor.send_keys("\n- 2026-11-20: Moved to a new flat")
+    current = page_named(home_assistant, admin_tokens, "Anouk")
+    websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/memory/pages/update",
+        page_id=current["page_id"],
+        base_revision=current["revision"],
+        text=current["text"] + "- 2026-11-21: Someone else's note\n",
+    )
+    page.find("[data-action=save]").click()
+    page.find("[data-warning=changed]")
+    assert "Moved to a new flat" in page.find("[data-detail=page] [data-field=text]").get_attribute("value")
+    page.find("[data-action=overwrite]").click()
+    page.wait_for(lambda: "Moved to a new flat" in page_text(page), what="overwrite")
+    assert "Someone else's note" not in page_text(page)
+
+    # History: a diff per revision, and an earlier version restored.
+    page.find("[data-action=history]").click()
+    page.wait_for(lambda: page.find_all("[data-revision] .diff-line.added"))
+    added = [line.text for line in page.find_all("[data-revision] .diff-line.added")]
+    assert any("Moved to a new flat" in line for line in added)
+    assert any("Someone else's note" in line for line in added)
+    page.find("[data-action=restore-revision]").click()
+    page.wait_for(lambda: "Someone else's note" in page_text(page), what="restore")
+    assert "Moved to a new flat" not in page_text(page)
+
+    # Rename keeps the old name as an alias.
+    open_memory_page(page, "Old bike")
+    page.find("[data-action=rename]").click()
+    name = page.find("[data-field=new-name]")
+    name.clear()
+    name.send_keys("Red bike")
+    page.find("[data-action=save-name]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Red bike")
+    assert "also: Old bike" in page.find("[data-detail=page] .meta").text
+
+    # A name taken by another page is refused in a sentence; the typing stays.
+    open_memory_page(page, "Sara")
+    page.find("[data-action=rename]").click()
+    name = page.find("[data-field=new-name]")
+    name.clear()
+    name.send_keys("nouk")
+    page.find("[data-action=save-name]").click()
+    assert "already has that name" in page.find("[data-detail=page] .error-bar").text
+    assert page.find("[data-field=new-name]").get_attribute("value") == "nouk"
+
+    # Delete to recently deleted, restore, then delete forever by typing the name.
+    open_memory_page(page, "Red bike")
+    page.find("[data-detail=page] [data-action=delete]").click()
+    page.find(".modal [data-action=confirm]").click()
+    page.find("[data-deleted='Red bike'] [data-action=restore]").click()
+    page.wait_for(lambda: page.find_all("[data-list=pages] [data-page='Red bike']"))
+    open_memory_page(page, "Red bike")
+    page.find("[data-detail=page] [data-action=delete]").click()
+    page.find(".modal [data-action=confirm]").click()
+    page.find("[data-deleted='Red bike'] [data-action=delete-forever]").click()
+    confirm = page.find(".modal [data-action=confirm]")
+    assert not confirm.is_enabled()
+    page.find(".modal [data-field=confirm-name]").send_keys("Red bik")
+    assert not confirm.is_enabled()
+    page.find(".modal [data-field=confirm-name]").send_keys("e")
+    assert confirm.is_enabled()
+    confirm.click()
+    page.wait_for(lambda: not page.find_all("[data-deleted='Red bike']"), what="gone")
+    listed = websocket(home_assistant, admin_tokens, type="desktop_assistant/memory/pages/list")
+    assert "Red bike" not in [each["name"] for each in listed["pages"] + listed["deleted"]]
+
+
+def test_markup_in_a_page_is_shown_as_text_and_never_run(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    page.find("[data-tab=memory]").click()
+    open_memory_page(page, "Hostile paste")
+    text = page_text(page)
+    assert '<img src=x onerror="window.hostileRan = true">' in text
+    assert "<script>window.hostileRan = true</script>" in text
+    assert page.find_all("[data-field=page-text] img") == []
+    assert page.find_all("[data-field=page-text] script") == []
+    assert browser.execute_script("return window.hostileRan === undefined")

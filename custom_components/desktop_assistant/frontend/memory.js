@@ -3,7 +3,7 @@
 // page changed meanwhile, history with diffs, rename, delete and restore.
 import { confirmDialog, errorSentence, fill, formatTime, h, renderDiff, renderMarkdown } from "./dom.js";
 
-const TYPES = ["person", "place", "project", "thing"];
+const TYPES = ["person", "place", "project", "thing", "other"];
 
 export class MemoryView {
   constructor(panel) {
