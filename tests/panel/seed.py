@@ -18,7 +18,7 @@ from custom_components.desktop_assistant.store.store import connect, transaction
 
 AGENT = "conversation.household_model"
 # Older small talk, so that the list has more than one page.
-FILLER = 30
+FILLER = 26
 
 
 def _turn(

@@ -2,11 +2,14 @@
 
 import asyncio
 from pathlib import Path
+import time
 from typing import Any
 
 from selenium import webdriver
 
 from .browser import Page
+from .conftest import SchemaAnsweringStandIn
+from .seed import FILLER
 from .home_assistant import HomeAssistantProcess, Tokens
 
 PANEL_ITEM = "#sidebar-panel-desktop-assistant"
@@ -62,7 +65,7 @@ def test_conversations_list_filter_search_open_delete(
     assert rows[:2] == ["film-night", "kitchen-weather"]
     assert len(rows) == 25
     page.find("[data-action=more]").click()
-    page.wait_for(lambda: len(conversation_rows(page)) == 32, what="the second page")
+    page.wait_for(lambda: len(conversation_rows(page)) == FILLER + 2, what="the second page")
 
     # Channel filter; paging keeps it.
     page.choose("[data-field=channel]", "voice")
@@ -260,3 +263,94 @@ def test_markup_in_a_page_is_shown_as_text_and_never_run(
     assert page.find_all("[data-field=page-text] img") == []
     assert page.find_all("[data-field=page-text] script") == []
     assert browser.execute_script("return window.hostileRan === undefined")
+
+
+GARDEN_TIDY = "The garden is behind the house. Tomatoes planted in May.\n"
+
+
+def notes_for(body: dict[str, Any]) -> dict[str, Any]:
+    """The model's notes: one fact from the kitchen conversation, none elsewhere."""
+    transcript = body["messages"][-1]["content"]
+    if "Utrecht" not in transcript:
+        return {"notes": []}
+    return {
+        "notes": [
+            {"page": "Utrecht", "type": "place", "fact": "Rain is common there"}
+        ]
+    }
+
+
+def tidy_garden(body: dict[str, Any]) -> dict[str, Any]:
+    """The model's plan: fold the garden's notes, declaring the dropped line."""
+    return {
+        "rewrite": [
+            {
+                "page": "Garden",
+                "text": GARDEN_TIDY,
+                "dropped": [
+                    {"line": "- 2026-11-06: The hose leaks", "reason": "fixed since"}
+                ],
+            }
+        ],
+        "create": [],
+        "merge": [],
+    }
+
+
+def test_nightly_run_diff_sources_and_revert(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    llama_stand_in: SchemaAnsweringStandIn,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    llama_stand_in.answers = {"notes": notes_for, "plan": tidy_garden}
+    # The record marks a conversation quiet within a minute of HA's start.
+    kitchen = {"status": None}
+    deadline = time.monotonic() + 120
+    while kitchen["status"] != "quiet" and time.monotonic() < deadline:
+        time.sleep(2)
+        kitchen = websocket(
+            home_assistant,
+            admin_tokens,
+            type="desktop_assistant/conversations/get",
+            conversation_id="kitchen-weather",
+        )
+    assert kitchen["status"] == "quiet"
+
+    page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    page.find("[data-tab=nightly]").click()
+    page.find("[data-list=runs] li.empty")
+    page.find("[data-action=run-now]").click()
+    page.find("[data-list=runs] li[data-run]", timeout=60).click()
+
+    garden = page.find("[data-run-page=Garden]")
+    assert "- - 2026-11-06: The hose leaks" in garden.text
+    assert "+ " + GARDEN_TIDY.strip() in garden.text
+    assert "fixed since" in page.find("[data-run-page=Garden] [data-field=dropped]").text
+    page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]")
+    page.screenshot(artifacts / "nightly.png")
+
+    # Retention (or a person) removed the source: the run says it is gone.
+    websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/conversations/delete",
+        conversation_id="kitchen-weather",
+    )
+    page.find("[data-list=runs] li[data-run]").click()
+    page.wait_for(
+        lambda: page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]").text
+        == "gone",
+        what="the gone mark",
+    )
+
+    page.find("[data-run-page=Garden] [data-action=revert]").click()
+    page.wait_for(
+        lambda: page_named(home_assistant, admin_tokens, "Garden")["text"].startswith(
+            "The garden is behind the house.\n\n## Notes"
+        ),
+        what="the revert",
+    )
+    assert page.find("[data-run-page=Garden] .badge").text
