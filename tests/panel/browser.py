@@ -42,7 +42,7 @@ return all ? found : found[0] || null;
 
 
 @contextlib.contextmanager
-def chromium(width: int = 1280, height: int = 900) -> Iterator[webdriver.Chrome]:
+def chromium() -> Iterator[webdriver.Chrome]:
     """A headless Chromium with an empty profile, that reaches nothing but loopback."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
@@ -56,7 +56,7 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[webdriver.Chrome]
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
-        f"--window-size={width},{height}",
+        "--window-size=1280,900",
     ):
         options.add_argument(flag)
     with tempfile.TemporaryDirectory() as profile:

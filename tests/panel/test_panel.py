@@ -7,12 +7,13 @@ from typing import Any
 
 from selenium import webdriver
 
-from .browser import Page
+from .browser import Page, chromium
 from .conftest import SchemaAnsweringStandIn
 from .seed import FILLER
 from .home_assistant import HomeAssistantProcess, Tokens
 
 PANEL_ITEM = "#sidebar-panel-desktop-assistant"
+PHONE_WIDTH = 390
 
 
 def open_page(
@@ -94,10 +95,22 @@ def test_conversations_list_filter_search_open_delete(
     assert "spoken" in page.find("[data-entry=user]").text
     page.screenshot(artifacts / "conversations.png")
 
+    # Someone deleted it elsewhere meanwhile: a sentence says so.
+    page.find("[data-conversation=filler-00]").click()
+    page.find("[data-detail=conversation] [data-entry=user]")
+    websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/conversations/delete",
+        conversation_id="filler-00",
+    )
+    page.find("[data-action=delete]").click()
+    page.find(".modal [data-action=confirm]").click()
+    assert "no longer there" in page.find(".error-bar").text
+
     page.find("[data-conversation=film-night]").click()
     page.find("[data-detail=conversation] [data-mark=interrupted]")
     assert "cut off" in page.find("[data-entry=fault]").text
-
     # Delete asks first; cancel keeps it, confirm removes it.
     page.find("[data-action=delete]").click()
     page.find("[data-action=cancel]").click()
@@ -354,3 +367,50 @@ def test_nightly_run_diff_sources_and_revert(
         what="the revert",
     )
     assert page.find("[data-run-page=Garden] .badge").text
+
+
+def test_dark_mode_on_a_phone(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    artifacts: Path,
+) -> None:
+    with chromium() as driver:
+        # A phone's screen: headless windows are at least 500 pixels wide.
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": PHONE_WIDTH, "height": 844, "deviceScaleFactor": 2, "mobile": True},
+        )
+        page = Page(driver, home_assistant.base_url)
+        page.log_in(admin_tokens.frontend_storage(home_assistant.base_url))
+        driver.execute_script(
+            "localStorage.setItem('selectedTheme', arguments[0])",
+            '{"theme": "default", "dark": true}',
+        )
+        page.open("/desktop-assistant")
+        panel = page.find("desktop-assistant-panel")
+        page.find("[data-list=conversations] li[data-conversation]").click()
+        page.find("[data-detail=conversation] [data-entry=user]")
+        background = page.wait_for(
+            lambda: luminance(
+                driver.execute_script(
+                    "return getComputedStyle(arguments[0]).backgroundColor", panel
+                )
+            )
+            < 0.2,
+            what="a dark background",
+        )
+        assert background
+        # One column: the transcript sits below the list, within the screen.
+        listing = page.find("[data-list=conversations]").rect
+        detail = page.find("[data-detail=conversation]").rect
+        assert detail["y"] > listing["y"] + listing["height"] - 1
+        assert driver.execute_script("return window.innerWidth") == PHONE_WIDTH
+        assert detail["x"] + detail["width"] <= PHONE_WIDTH
+        page.screenshot(artifacts / "phone-dark.png")
+
+
+def luminance(css_color: str) -> float:
+    """Relative brightness, 0 to 1, of an `rgb(...)` colour."""
+    red, green, blue = (int(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255

@@ -138,6 +138,8 @@ export class ConversationsView {
       ),
       conversation.entries.map(renderEntry),
     );
+    // On a phone the detail sits below the list.
+    this.detail.scrollIntoView({ block: "nearest" });
   }
 
   async remove(conversation) {

@@ -127,7 +127,8 @@ export function lineDiff(before, after) {
       lines.push({ kind: "same", line: a[i] });
       i++;
       j++;
-    } else if (j < b.length && (i === a.length || lengths[i][j + 1] >= lengths[i + 1][j])) {
+    } else if (j < b.length && (i === a.length || lengths[i][j + 1] > lengths[i + 1][j])) {
+      // Where either order keeps the common lines, removals come first.
       lines.push({ kind: "added", line: b[j++] });
     } else {
       lines.push({ kind: "removed", line: a[i++] });

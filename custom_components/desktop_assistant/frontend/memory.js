@@ -190,6 +190,8 @@ export class MemoryView {
           )
         : null,
     );
+    // On a phone the page sits below the list.
+    this.detail.scrollIntoView({ block: "nearest" });
   }
 
   editor({ name, type, aliases, text, onSave, onCancel, nameEditable }) {

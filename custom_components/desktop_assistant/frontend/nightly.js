@@ -83,6 +83,8 @@ export class NightlyView {
       run.pages.length ? null : h("p", { class: "empty" }, "This run changed no page."),
       run.pages.map((page) => this.renderPage(run, page)),
     );
+    // On a phone the detail sits below the list.
+    this.detail.scrollIntoView({ block: "nearest" });
   }
 
   renderPage(run, page) {
