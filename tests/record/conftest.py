@@ -21,6 +21,8 @@ from custom_components.desktop_assistant.record.search import (
 from ..integration.conftest import (  # noqa: F401 (fixtures)
     agent,
     agent_options,
+    check_translations,
+    config_entry,
     custom_integrations,
     llama_server,
     tool_files,

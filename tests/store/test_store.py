@@ -119,6 +119,10 @@ async def test_a_failed_migration_leaves_the_previous_version(
         connection.execute("CREATE TABLE half (x)")
         connection.execute("INSERT INTO missing VALUES (1)")
 
+    def buggy(connection: sqlite3.Connection) -> None:
+        connection.execute("CREATE TABLE half (x)")
+        raise ValueError("a bug in a migration")
+
     migrations = (
         Migration(1, "first", "CREATE TABLE first (x);"),
         Migration(2, "broken", broken),
@@ -126,6 +130,16 @@ async def test_a_failed_migration_leaves_the_previous_version(
     store = Store(hass, path, migrations)
     assert not await store.async_open()
     assert issue_ids(hass) == {"database_failed"}
+    store = Store(hass, path, (*migrations[:1], Migration(2, "buggy", buggy)))
+    assert not await store.async_open()
+    assert (
+        "a bug in a migration"
+        in (
+            ir.async_get(hass)
+            .async_get_issue(DOMAIN, "database_failed")
+            .translation_placeholders["error"]
+        )
+    )
     tables = await hass.async_add_executor_job(
         read, path, "SELECT name FROM sqlite_master"
     )
@@ -169,3 +183,11 @@ async def test_a_locked_database_is_reported_and_clears(
         (1,)
     ]
     await store.async_close()
+
+
+async def test_an_unwritable_database_is_reported(hass: HomeAssistant) -> None:
+    # A folder where the file should be: SQLite cannot open it.
+    await hass.async_add_executor_job(lambda: db_path(hass).mkdir(parents=True))
+    assert await async_setup_component(hass, DOMAIN, {})
+    assert not hass.data[DATA_STORE].available
+    assert issue_ids(hass) == {"database_unwritable"}

@@ -121,6 +121,8 @@ class Satellite:
     fetch: Fetch
     # Called once per run when the first reply audio (past the header) arrives.
     on_first_audio: Callable[[], Awaitable[None]] | None = None
+    # The satellite's device in HA's device registry, as ESPHome passes it.
+    device_id: str | None = None
 
     async def ask(self, wav: bytes, conversation_id: str | None = None) -> Run:
         """Say the utterance in `wav`; return the run once its reply is fetched."""
@@ -151,6 +153,7 @@ class Satellite:
             stt_stream=self._microphone(pcm, run),
             pipeline_id=self.pipeline_id,
             conversation_id=conversation_id,
+            device_id=self.device_id,
             # The satellite plays WAV as the TTS engine makes it: no conversion.
             tts_audio_output={"preferred_format": "wav"},
             # End of speech is the end of the recording, not a VAD guess.

@@ -17,7 +17,8 @@ CONVERSATION_COLUMNS: Final = f"""
     c.id, c.conversation_id, c.agent_id, c.channel, c.device_id, c.device_name,
     c.language, c.started_at, c.last_activity_at, c.status,
     (SELECT substr(text, 1, {FIRST_WORDS}) FROM entries
-     WHERE conversation = c.id AND kind = 'user' ORDER BY id LIMIT 1)
+     WHERE conversation = c.id AND kind = 'user' ORDER BY id LIMIT 1),
+    c.activity
 """
 
 
@@ -44,54 +45,66 @@ def conversation_summary(row: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def append_turn(connection: sqlite3.Connection, write: TurnWrite) -> None:
+def append_turns(connection: sqlite3.Connection, writes: list[TurnWrite]) -> None:
+    """Add turns' entries in one transaction; see `append`."""
+    with transaction(connection):
+        for write in writes:
+            append(connection, write)
+
+
+def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
     """Add the turn's entries, creating the conversation on its first turn.
 
     The conversation's row in the search index is written again with all
-    its words, so it stays in step with its entries.
+    its words, so it stays in step with its entries. The caller holds the
+    transaction.
     """
     start = write.start
-    with transaction(connection):
-        row = connection.execute(
-            "SELECT id FROM conversations WHERE conversation_id = ?",
-            (start.conversation_id,),
+    (activity,) = connection.execute(
+        "SELECT coalesce(max(activity), 0) + 1 FROM conversations"
+    ).fetchone()
+    row = connection.execute(
+        "SELECT id, activity FROM conversations WHERE conversation_id = ?",
+        (start.conversation_id,),
+    ).fetchone()
+    if row is None:
+        (conversation,) = connection.execute(
+            "INSERT INTO conversations (conversation_id, agent_id,"
+            " config_entry_id, channel, device_id, device_name, language,"
+            " started_at, last_activity_at, activity)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                start.conversation_id,
+                start.agent_id,
+                start.config_entry_id,
+                start.channel,
+                start.device_id,
+                start.device_name,
+                start.language,
+                min((entry.at for entry in write.entries), default=write.at),
+                write.at,
+                activity,
+            ),
         ).fetchone()
-        if row is None:
-            (conversation,) = connection.execute(
-                "INSERT INTO conversations (conversation_id, agent_id,"
-                " config_entry_id, channel, device_id, device_name, language,"
-                " started_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " RETURNING id",
-                (
-                    start.conversation_id,
-                    start.agent_id,
-                    start.config_entry_id,
-                    start.channel,
-                    start.device_id,
-                    start.device_name,
-                    start.language,
-                    write.at,
-                    write.at,
-                ),
-            ).fetchone()
-        else:
-            (conversation,) = row
-            connection.execute(
-                "UPDATE conversations SET last_activity_at = max(last_activity_at, ?),"
-                " status = 'active', quiet_at = NULL,"
-                " device_id = coalesce(device_id, ?),"
-                " device_name = coalesce(device_name, ?) WHERE id = ?",
-                (write.at, start.device_id, start.device_name, conversation),
-            )
-        if not write.entries:
-            return
-        connection.executemany(
-            "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
-            " tool_name, tool_arguments, tool_result, tool_error, fault)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(conversation, *entry_row(entry)) for entry in write.entries],
+    else:
+        conversation, previous = row
+        connection.execute(
+            "DELETE FROM conversation_search WHERE rowid = ?", (previous,)
         )
-        reindex(connection, conversation)
+        connection.execute(
+            "UPDATE conversations SET last_activity_at = max(last_activity_at, ?),"
+            " activity = ?, status = 'active', quiet_at = NULL,"
+            " device_id = coalesce(device_id, ?),"
+            " device_name = coalesce(device_name, ?) WHERE id = ?",
+            (write.at, activity, start.device_id, start.device_name, conversation),
+        )
+    connection.executemany(
+        "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
+        " tool_name, tool_arguments, tool_result, tool_error, fault)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(conversation, *entry_row(entry)) for entry in write.entries],
+    )
+    index_words(connection, conversation, activity)
 
 
 def entry_row(entry: Entry) -> tuple[Any, ...]:
@@ -112,8 +125,10 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
     )
 
 
-def reindex(connection: sqlite3.Connection, conversation: int) -> None:
-    """Write the conversation's searchable words anew.
+def index_words(
+    connection: sqlite3.Connection, conversation: int, activity: int
+) -> None:
+    """Write the conversation's searchable words as row `activity` of the index.
 
     They are what the person and the assistant said, and each tool call's
     name and argument values; never tool results.
@@ -131,11 +146,24 @@ def reindex(connection: sqlite3.Connection, conversation: int) -> None:
         elif text:
             pieces.append(text)
     connection.execute(
-        "DELETE FROM conversation_search WHERE rowid = ?", (conversation,)
-    )
-    connection.execute(
         "INSERT INTO conversation_search (rowid, words) VALUES (?, ?)",
-        (conversation, "\n".join(pieces)),
+        (activity, "\n".join(pieces)),
+    )
+
+
+def matching(match: str | None) -> tuple[str, str, list[Any]]:
+    """The FROM clause, the column that orders by activity, and their params.
+
+    With words, the index is read first, newest activity first, and each of
+    its rows joined to its conversation: a page of a frequent word's matches
+    is read without sorting them all.
+    """
+    if match is None:
+        return "conversations c", "c.activity", []
+    return (
+        "conversation_search s CROSS JOIN conversations c ON c.activity = s.rowid",
+        "s.rowid",
+        [match],
     )
 
 
@@ -143,48 +171,37 @@ def list_conversations(
     connection: sqlite3.Connection,
     *,
     limit: int,
-    before: tuple[float, int] | None = None,
+    before: int | None = None,
     channel: str | None = None,
     device_id: str | None = None,
     match: str | None = None,
-) -> tuple[list[dict[str, Any]], tuple[float, int] | None]:
+) -> tuple[list[dict[str, Any]], int | None]:
     """A page of conversations, newest activity first, and where the next starts.
 
-    `before` is the (last activity, id) of the last conversation of the
-    previous page; the filters hold across pages because they are applied
-    in the same query as the cursor.
+    `before` is the activity of the last conversation of the previous page;
+    the filters hold across pages because they are applied in the same query
+    as the cursor.
     """
-    where = ["1"]
-    params: list[Any] = []
+    source, order, params = matching(match)
+    where = ["conversation_search MATCH ?"] if match is not None else ["1"]
     if before is not None:
-        where.append("(c.last_activity_at, c.id) < (?, ?)")
-        params += before
+        where.append(f"{order} < ?")
+        params.append(before)
     if channel is not None:
         where.append("c.channel = ?")
         params.append(channel)
     if device_id is not None:
         where.append("c.device_id = ?")
         params.append(device_id)
-    if match is None:
-        source = "conversations c"
-    else:
-        # The matches first, then their rows: a rare word must not make
-        # SQLite walk every conversation in date order looking for it.
-        source = (
-            "(SELECT rowid AS hit FROM conversation_search"
-            " WHERE conversation_search MATCH ?) CROSS JOIN conversations c"
-            " ON c.id = hit"
-        )
-        params.insert(0, match)
     rows = connection.execute(
         f"SELECT {CONVERSATION_COLUMNS} FROM {source} WHERE {' AND '.join(where)}"
-        " ORDER BY c.last_activity_at DESC, c.id DESC LIMIT ?",
+        f" ORDER BY {order} DESC LIMIT ?",
         (*params, limit + 1),
     ).fetchall()
     following = None
     if len(rows) > limit:
         rows = rows[:limit]
-        following = (rows[-1][8], rows[-1][0])
+        following = rows[-1][11]
     return [conversation_summary(row) for row in rows], following
 
 
@@ -343,8 +360,8 @@ def find_conversations(
     Newest first, each with the texts snippets may come from (never tool
     results).
     """
-    where = ["1"]
-    params: list[Any] = [match]
+    source, order, params = matching(match)
+    where = ["conversation_search MATCH ?"]
     if start is not None:
         where.append("c.last_activity_at >= ?")
         params.append(start)
@@ -355,10 +372,8 @@ def find_conversations(
         where.append("c.conversation_id != ?")
         params.append(exclude)
     rows = connection.execute(
-        f"SELECT {CONVERSATION_COLUMNS} FROM (SELECT rowid AS hit"
-        " FROM conversation_search WHERE conversation_search MATCH ?)"
-        f" CROSS JOIN conversations c ON c.id = hit WHERE {' AND '.join(where)}"
-        " ORDER BY c.last_activity_at DESC, c.id DESC LIMIT ?",
+        f"SELECT {CONVERSATION_COLUMNS} FROM {source} WHERE {' AND '.join(where)}"
+        f" ORDER BY {order} DESC LIMIT ?",
         (*params, limit),
     ).fetchall()
     found = []
@@ -377,3 +392,16 @@ def find_conversations(
                 texts.append(text)
         found.append((conversation_summary(row), texts))
     return found
+
+
+def counts(connection: sqlite3.Connection) -> dict[str, Any]:
+    """The record's size and schema version, for diagnostics."""
+    conversations, entries = connection.execute(
+        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM entries)"
+    ).fetchone()
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
+    return {
+        "conversations": conversations,
+        "entries": entries,
+        "schema_version": version,
+    }

@@ -36,7 +36,7 @@ from ..const import (
 )
 from ..store import Store, StoreError, StoreLocked, StoreUnwritable
 from . import database
-from .models import Channel, ConversationStart, TurnWrite
+from .models import Channel, ConversationStart, Entry, TurnWrite
 from .turn import turn_entries, user_entry
 
 _LOGGER = logging.getLogger(__name__)
@@ -48,6 +48,9 @@ RETRY_DELAYS: Final = (1.0, 5.0, 30.0)
 # Writes waiting for the database beyond this are dropped, not queued.
 MAX_PENDING: Final = 1000
 QUIET_CHECK: Final = timedelta(minutes=1)
+# Writes start this many turns of the event loop after the first is queued
+# (not a time: a clock frozen in tests must not stop them).
+WRITE_DELAY: Final = 3
 RETENTION_HOUR: Final = 4
 
 
@@ -63,6 +66,8 @@ class Write:
     # What the work is, for a warning; never the transcript.
     what: str
     done: asyncio.Future[Any] | None = None
+    # A turn's entries: consecutive turns are written in one transaction.
+    turn: TurnWrite | None = None
 
 
 def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
@@ -72,6 +77,9 @@ def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
     pipeline for debugging): the one whose intent stage is running for this
     conversation, which went through speech-to-text.
     """
+    if "assist_pipeline" not in hass.config.components:
+        return False
+    # Imported only when set up: assist_pipeline is an optional dependency.
     from homeassistant.components.assist_pipeline import (  # noqa: PLC0415
         PipelineEventType,
     )
@@ -79,8 +87,7 @@ def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
         KEY_ASSIST_PIPELINE,
     )
 
-    if (pipeline_data := hass.data.get(KEY_ASSIST_PIPELINE)) is None:
-        return False
+    pipeline_data = hass.data[KEY_ASSIST_PIPELINE]
     for runs in pipeline_data.pipeline_debug.values():
         for run in runs.values():
             types = [event.type for event in run.events]
@@ -150,7 +157,7 @@ class Record:
         user_input: conversation.ConversationInput,
         chat_log: conversation.ChatLog,
     ) -> "TurnRecording | None":
-        """Record the person's words; return the turn's recording.
+        """Start recording a turn; `TurnRecording.async_end` writes it.
 
         None when there is nothing to record: the store is not open, or
         nothing was said.
@@ -182,10 +189,14 @@ class Record:
             device_name=device_name,
             language=user_input.language,
         )
-        question = user_entry(chat_log.content[index], spoken)
         self._running[conversation_id] += 1
-        self.async_enqueue_turn(TurnWrite(start, question.at, [question]))
-        return TurnRecording(self, start, chat_log, index + 1)
+        return TurnRecording(
+            self,
+            start,
+            chat_log,
+            index + 1,
+            user_entry(chat_log.content[index], spoken),
+        )
 
     @callback
     def async_turn_ended(self, conversation_id: str) -> None:
@@ -216,8 +227,9 @@ class Record:
         """Append a turn's entries, after every write asked for before."""
         self._enqueue(
             Write(
-                lambda connection: database.append_turn(connection, write),
+                lambda connection: database.append_turns(connection, [write]),
                 f"entries of conversation {write.start.conversation_id}",
+                turn=write,
             )
         )
 
@@ -243,8 +255,12 @@ class Record:
 
     async def _async_write_pending(self) -> None:
         try:
+            # The turn that asked ends first, and turns ending meanwhile
+            # (satellites talking at once) share one transaction.
+            for _ in range(WRITE_DELAY):
+                await asyncio.sleep(0)
             while self._pending:
-                write = self._pending.popleft()
+                write = self._next_write()
                 try:
                     result = await self._async_write(write)
                 except StoreError as err:
@@ -255,6 +271,22 @@ class Record:
                         write.done.set_result(result)
         finally:
             self._writer = None
+
+    def _next_write(self) -> Write:
+        """The next write; consecutive turns are joined into one."""
+        write = self._pending.popleft()
+        if write.turn is None:
+            return write
+        turns = [write.turn]
+        while self._pending and (turn := self._pending[0].turn) is not None:
+            self._pending.popleft()
+            turns.append(turn)
+        if len(turns) == 1:
+            return write
+        return Write(
+            lambda connection: database.append_turns(connection, turns),
+            f"entries of {len(turns)} turns",
+        )
 
     async def _async_write(self, write: Write) -> Any:
         for delay in (*RETRY_DELAYS, None):
@@ -385,17 +417,24 @@ class TurnRecording:
     chat_log: conversation.ChatLog
     # Where the turn's answer begins in the chat log's content.
     index: int
+    question: Entry
     ended: bool = field(default=False)
 
     @callback
     def async_end(self, fault: str | None = None) -> None:
-        """Record the replies, tool calls and fault of the turn."""
+        """Record the question, replies, tool calls and fault of the turn.
+
+        One write per turn, queued when the turn is over: while it runs, the
+        database work does not compete with it.
+        """
         if self.ended:
             return
         self.ended = True
         now = dt_util.utcnow().timestamp()
         entries = turn_entries(self.chat_log.content[self.index :], fault, now)
-        self.record.async_enqueue_turn(TurnWrite(self.start, now, entries))
+        self.record.async_enqueue_turn(
+            TurnWrite(self.start, now, [self.question, *entries])
+        )
         self.record.async_turn_ended(self.start.conversation_id)
 
 

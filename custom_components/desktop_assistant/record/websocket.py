@@ -21,15 +21,14 @@ ERR_UNAVAILABLE: Final = "unavailable"
 MAX_LIMIT: Final = 100
 
 
-def encode_cursor(cursor: tuple[float, int] | None) -> str | None:
+def encode_cursor(cursor: int | None) -> str | None:
     """The `next` of a page: where the following page starts."""
-    return None if cursor is None else f"{cursor[0]!r}_{cursor[1]}"
+    return None if cursor is None else str(cursor)
 
 
-def decode_cursor(text: str) -> tuple[float, int]:
-    """A `before` cursor back as (last activity, id)."""
-    activity, _, row_id = text.partition("_")
-    return float(activity), int(row_id)
+def decode_cursor(text: str) -> int:
+    """A `before` cursor back as the activity it stands for."""
+    return int(text)
 
 
 @callback

@@ -27,10 +27,13 @@ class Migration:
 
 
 # The conversation record. A conversation is HA's conversation id; its
-# entries are in `id` order. The search index has one row per conversation
-# (rowid = conversations.id) holding every searchable word of it, so a
-# query finds conversations, not scattered entries; it stores no text
-# (contentless), only what it needs to match and to delete.
+# entries are in `id` order. `activity` is a sequence number renewed by every
+# write to a conversation: newest activity first is `activity` descending.
+# The search index has one row per conversation, holding every searchable
+# word of it, with `activity` as its rowid: a query finds conversations (not
+# scattered entries), and FTS5 hands them over newest first, so a page of a
+# frequent word's matches is read without sorting them all. It stores no
+# text (contentless), only what it needs to match and to delete.
 RECORD_V1: Final = """
 CREATE TABLE conversations (
     id INTEGER PRIMARY KEY,
@@ -43,14 +46,13 @@ CREATE TABLE conversations (
     language TEXT,
     started_at REAL NOT NULL,
     last_activity_at REAL NOT NULL,
+    activity INTEGER NOT NULL UNIQUE,
     status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'quiet')),
     quiet_at REAL
 );
-CREATE INDEX conversations_by_activity ON conversations (last_activity_at, id);
-CREATE INDEX conversations_by_channel
-    ON conversations (channel, last_activity_at, id);
-CREATE INDEX conversations_by_device
-    ON conversations (device_id, last_activity_at, id);
+CREATE INDEX conversations_by_last_activity ON conversations (last_activity_at);
+CREATE INDEX conversations_by_channel ON conversations (channel, activity);
+CREATE INDEX conversations_by_device ON conversations (device_id, activity);
 CREATE INDEX conversations_active
     ON conversations (last_activity_at) WHERE status = 'active';
 CREATE TABLE entries (
@@ -75,7 +77,7 @@ CREATE VIRTUAL TABLE conversation_search USING fts5 (
     tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER conversations_unsearch AFTER DELETE ON conversations BEGIN
-    DELETE FROM conversation_search WHERE rowid = old.id;
+    DELETE FROM conversation_search WHERE rowid = old.activity;
 END;
 """
 

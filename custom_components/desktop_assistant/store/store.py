@@ -158,6 +158,11 @@ class Store:
             self._report(err)
             await self._async_stop_thread()
             return False
+        except Exception as err:  # a bug in a migration must not stop setup
+            _LOGGER.exception("%s: a migration failed", self.path)
+            self._report(StoreError(f"a migration failed: {err!r}"))
+            await self._async_stop_thread()
+            return False
         self._clear_issues()
         return True
 

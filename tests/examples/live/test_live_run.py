@@ -41,6 +41,8 @@ from ..test_search import RESULTS
 from ..test_weather import OSLO_NOW, day_slots, rome_today
 
 TOOLS = ["calendar", "now", "search", "travel", "weather"]
+# Offered with them: the conversation record's tool.
+OFFERED = sorted([*TOOLS, "recall_conversations"])
 
 
 @pytest.fixture
@@ -138,7 +140,7 @@ async def ask_with_tool(
     ]
     request = agent.server.chat_requests[-1]
     assert [offered["function"]["name"] for offered in request["tools"]] == [
-        f"{DOMAIN}__{name}" for name in TOOLS
+        f"{DOMAIN}__{name}" for name in OFFERED
     ]
     tool_message = request["messages"][-1]
     assert tool_message["role"] == "tool"
@@ -207,7 +209,7 @@ async def test_live_run(live_agent: Agent, owm: OpenWeatherMap, tomtom: TomTom) 
     plain = await live_agent.ask("How far away is the Moon?")
     assert speech(plain) == "The Moon is about 384,000 km away."
     request = live_agent.server.chat_requests[-1]
-    assert len(request["tools"]) == len(TOOLS)
+    assert len(request["tools"]) == len(OFFERED)
     assert request["messages"][-1]["role"] == "user"
     assert request["messages"][-1]["content"].startswith("How far away is the Moon?")
     assert not any(
