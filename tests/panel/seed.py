@@ -88,8 +88,8 @@ def seed_record(config_dir: Path) -> dict[str, str]:
         )
     )
     with contextlib.closing(connect(path, MIGRATIONS)) as connection:
-        for turn in turns:
-            database.append_turn(connection, turn)
+        # In the order they happened, as the record writes them.
+        database.append_turns(connection, sorted(turns, key=lambda turn: turn.at))
         seed_memory(connection, now - 86400)
     return {"voice": "kitchen-weather", "interrupted": "film-night"}
 
