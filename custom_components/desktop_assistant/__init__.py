@@ -25,6 +25,7 @@ from .const import DATA_TOOLS, DOMAIN
 from .credentials import without_credentials
 from .llm import ToolFilesAPI
 from .memory.memory import async_schedule_nightly, async_setup_memory
+from .panel import async_register_panel
 from .record import async_setup_record
 from .services import async_setup_services
 from .store import async_setup_store
@@ -48,6 +49,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     await async_setup_tools(hass)
     async_setup_services(hass)
     async_register_api(hass, ToolFilesAPI(hass))
+    await async_register_panel(hass)
     return True
 
 

@@ -205,6 +205,19 @@ def list_conversations(
     return [conversation_summary(row) for row in rows], following
 
 
+def list_devices(connection: sqlite3.Connection) -> list[dict[str, Any]]:
+    """The devices conversations came from, each with its latest name."""
+    # With MAX(), SQLite takes device_name from the row holding the maximum.
+    return [
+        {"device_id": row[0], "device_name": row[1]}
+        for row in connection.execute(
+            "SELECT device_id, device_name, MAX(last_activity_at) FROM conversations"
+            " WHERE device_id IS NOT NULL GROUP BY device_id"
+            " ORDER BY device_name COLLATE NOCASE"
+        )
+    ]
+
+
 def get_conversation(
     connection: sqlite3.Connection, conversation_id: str
 ) -> dict[str, Any] | None:

@@ -115,6 +115,23 @@ def async_register_commands(hass: HomeAssistant, record: Record) -> None:
         connection.send_result(msg["id"], found)
 
     @websocket_api.websocket_command(
+        {vol.Required("type"): f"{DOMAIN}/conversations/devices"}
+    )
+    @websocket_api.require_admin
+    @websocket_api.async_response
+    async def list_devices(
+        hass: HomeAssistant,
+        connection: websocket_api.ActiveConnection,
+        msg: dict[str, Any],
+    ) -> None:
+        try:
+            devices = await record.async_read(database.list_devices)
+        except StoreError as err:
+            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+            return
+        connection.send_result(msg["id"], {"devices": devices})
+
+    @websocket_api.websocket_command(
         {
             vol.Required("type"): f"{DOMAIN}/conversations/delete",
             vol.Required("conversation_id"): str,
@@ -146,5 +163,10 @@ def async_register_commands(hass: HomeAssistant, record: Record) -> None:
             return
         connection.send_result(msg["id"])
 
-    for command in (list_conversations, get_conversation, delete_conversation):
+    for command in (
+        list_conversations,
+        get_conversation,
+        list_devices,
+        delete_conversation,
+    ):
         websocket_api.async_register_command(hass, command)

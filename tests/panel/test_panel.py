@@ -1,0 +1,416 @@
+"""The Assistant panel in a real browser against a real Home Assistant."""
+
+import asyncio
+from pathlib import Path
+import time
+from typing import Any
+
+from selenium import webdriver
+
+from .browser import Page, chromium
+from .conftest import SchemaAnsweringStandIn
+from .seed import FILLER
+from .home_assistant import HomeAssistantProcess, Tokens
+
+PANEL_ITEM = "#sidebar-panel-desktop-assistant"
+PHONE_WIDTH = 390
+
+
+def open_page(
+    driver: webdriver.Chrome,
+    home_assistant: HomeAssistantProcess,
+    tokens: Tokens,
+    path: str,
+) -> Page:
+    page = Page(driver, home_assistant.base_url)
+    page.log_in(tokens.frontend_storage(home_assistant.base_url))
+    page.open(path)
+    return page
+
+
+def test_panel_for_admin_only(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    member_tokens: Tokens,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    admin = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    admin.find("desktop-assistant-panel")
+    assert admin.find(PANEL_ITEM).text.strip() == "Assistant"
+
+    member = open_page(browser, home_assistant, member_tokens, "/desktop-assistant")
+    member.find("#sidebar-panel-home")
+    assert member.find_all(PANEL_ITEM) == []
+    assert member.find_all("desktop-assistant-panel") == []
+
+
+def conversation_rows(page: Page) -> list[str]:
+    return page.attributes(
+        "[data-list=conversations] li[data-conversation]", "data-conversation"
+    )
+
+
+def test_conversations_list_filter_search_open_delete(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    page.find("[data-conversation=film-night]")
+    rows = conversation_rows(page)
+    # Newest first, one page of 25, then the older ones on request.
+    assert rows[:2] == ["film-night", "kitchen-weather"]
+    assert len(rows) == 25
+    page.find("[data-action=more]").click()
+    page.wait_for(lambda: len(conversation_rows(page)) == FILLER + 2, what="the second page")
+
+    # Channel filter; paging keeps it.
+    page.choose("[data-field=channel]", "voice")
+    page.wait_for(lambda: conversation_rows(page) == ["kitchen-weather"], what="voice only")
+    page.choose("[data-field=channel]", "")
+    # Device filter.
+    page.wait_for(lambda: page.find_all("[data-field=device] option[value=satellite-kitchen]"))
+    page.choose("[data-field=device]", "satellite-kitchen")
+    page.wait_for(lambda: conversation_rows(page) == ["kitchen-weather"], what="kitchen only")
+    page.choose("[data-field=device]", "")
+    # Full-text search: an argument value finds it, a tool result does not.
+    search = page.find("[data-field=query]")
+    search.send_keys("utrecht\n")
+    page.wait_for(lambda: conversation_rows(page) == ["kitchen-weather"], what="search hit")
+    search.clear()
+    search.send_keys("drizzle\n")
+    page.wait_for(lambda: page.find_all("[data-list=conversations] li.empty"), what="no hit in results")
+    search.clear()
+    search.send_keys("\n")
+    page.find("[data-conversation=kitchen-weather]").click()
+
+    detail = page.find("[data-detail=conversation] [data-entry=tool_call]")
+    assert "desktop_assistant__weather" in detail.text
+    assert '"place": "Utrecht"' in page.find("[data-field=arguments]").text
+    assert "drizzle" in page.find("[data-field=result]").text
+    assert "spoken" in page.find("[data-entry=user]").text
+    page.screenshot(artifacts / "conversations.png")
+
+    # Someone deleted it elsewhere meanwhile: a sentence says so.
+    page.find("[data-conversation=filler-00]").click()
+    page.find("[data-detail=conversation] [data-entry=user]")
+    websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/conversations/delete",
+        conversation_id="filler-00",
+    )
+    page.find("[data-action=delete]").click()
+    page.find(".modal [data-action=confirm]").click()
+    assert "no longer there" in page.find(".error-bar").text
+
+    page.find("[data-conversation=film-night]").click()
+    page.find("[data-detail=conversation] [data-mark=interrupted]")
+    assert "cut off" in page.find("[data-entry=fault]").text
+    # Delete asks first; cancel keeps it, confirm removes it.
+    page.find("[data-action=delete]").click()
+    page.find("[data-action=cancel]").click()
+    assert "film-night" in conversation_rows(page)
+    page.find("[data-action=delete]").click()
+    page.find(".modal [data-action=confirm]").click()
+    page.wait_for(lambda: "film-night" not in conversation_rows(page), what="the delete")
+    gone = websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/conversations/get",
+        conversation_id="film-night",
+    )
+    assert gone["error"]["code"] == "not_found"
+
+
+def websocket(
+    home_assistant: HomeAssistantProcess, tokens: Tokens, **command: Any
+) -> Any:
+    return asyncio.run(home_assistant.websocket(tokens.access_token, command))[0]
+
+
+def page_named(home_assistant: HomeAssistantProcess, tokens: Tokens, name: str) -> Any:
+    listed = websocket(home_assistant, tokens, type="desktop_assistant/memory/pages/list")
+    (summary,) = [page for page in listed["pages"] if page["name"] == name]
+    return websocket(
+        home_assistant,
+        tokens,
+        type="desktop_assistant/memory/pages/get",
+        page_id=summary["page_id"],
+    )
+
+
+def page_text(page: Page) -> str:
+    return page.find("[data-detail=page] [data-field=page-text]").text
+
+
+def open_memory_page(page: Page, name: str) -> None:
+    page.find(f"[data-list=pages] [data-page='{name}']").click()
+    page.wait_for(
+        lambda: page.find("[data-field=page-name]").text == name, what=f"page {name}"
+    )
+
+
+def test_memory_pages_links_edit_history_rename_delete(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    page.find("[data-tab=memory]").click()
+    budget = page.find("[data-profile] [data-field=budget]").text
+    assert "within budget" in budget
+    assert "of 800 tokens" in budget
+
+    # A page rendered from markdown, with links, a dangling link and backlinks.
+    open_memory_page(page, "Anouk")
+    assert "Birthday is 3 November" in page_text(page)
+    assert page.find("[data-field=page-text] strong").text == "strong"
+    assert page.find("[data-backlink=Sara]")
+    page.screenshot(artifacts / "memory.png")
+    page.find("[data-link=Sara]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Sara")
+    page.find("[data-backlink=Anouk]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Anouk")
+    dangling = page.find("[data-link=Utrecht]")
+    assert "dangling" in dangling.get_attribute("class")
+    dangling.click()
+    assert page.find("[data-field=name]").get_attribute("value") == "Utrecht"
+    page.find("[data-detail=page] [data-field=text]").send_keys("A city with canals.")
+    page.find("[data-action=save]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Utrecht")
+    assert "canals" in page_text(page)
+    assert page.find("[data-backlink=Anouk]")
+
+    # Edit while someone else changes the page: warned, nothing typed lost.
+    open_memory_page(page, "Anouk")
+    page.find("[data-action=edit]").click()
+    editor = page.find("[data-detail=page] [data-field=text]")
+    editor.send_keys("\n- 2026-11-20: Moved to a new flat")
+    current = page_named(home_assistant, admin_tokens, "Anouk")
+    websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/memory/pages/update",
+        page_id=current["page_id"],
+        base_revision=current["revision"],
+        text=current["text"] + "- 2026-11-21: Someone else's note\n",
+    )
+    page.find("[data-action=save]").click()
+    page.find("[data-warning=changed]")
+    assert "Moved to a new flat" in page.find("[data-detail=page] [data-field=text]").get_attribute("value")
+    page.find("[data-action=overwrite]").click()
+    page.wait_for(lambda: "Moved to a new flat" in page_text(page), what="overwrite")
+    assert "Someone else's note" not in page_text(page)
+
+    # History: a diff per revision, and an earlier version restored.
+    page.find("[data-action=history]").click()
+    page.wait_for(lambda: page.find_all("[data-revision] .diff-line.added"))
+    added = [line.text for line in page.find_all("[data-revision] .diff-line.added")]
+    assert any("Moved to a new flat" in line for line in added)
+    assert any("Someone else's note" in line for line in added)
+    page.find("[data-action=restore-revision]").click()
+    page.wait_for(lambda: "Someone else's note" in page_text(page), what="restore")
+    assert "Moved to a new flat" not in page_text(page)
+
+    # Rename keeps the old name as an alias.
+    open_memory_page(page, "Old bike")
+    page.find("[data-action=rename]").click()
+    name = page.find("[data-field=new-name]")
+    name.clear()
+    name.send_keys("Red bike")
+    page.find("[data-action=save-name]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Red bike")
+    assert "also: Old bike" in page.find("[data-detail=page] .meta").text
+
+    # A name taken by another page is refused in a sentence; the typing stays.
+    open_memory_page(page, "Sara")
+    page.find("[data-action=rename]").click()
+    name = page.find("[data-field=new-name]")
+    name.clear()
+    name.send_keys("nouk")
+    page.find("[data-action=save-name]").click()
+    assert "already has that name" in page.find("[data-detail=page] .error-bar").text
+    assert page.find("[data-field=new-name]").get_attribute("value") == "nouk"
+
+    # Delete to recently deleted, restore, then delete forever by typing the name.
+    open_memory_page(page, "Red bike")
+    page.find("[data-detail=page] [data-action=delete]").click()
+    page.find(".modal [data-action=confirm]").click()
+    page.find("[data-deleted='Red bike'] [data-action=restore]").click()
+    page.wait_for(lambda: page.find_all("[data-list=pages] [data-page='Red bike']"))
+    open_memory_page(page, "Red bike")
+    page.find("[data-detail=page] [data-action=delete]").click()
+    page.find(".modal [data-action=confirm]").click()
+    page.find("[data-deleted='Red bike'] [data-action=delete-forever]").click()
+    confirm = page.find(".modal [data-action=confirm]")
+    assert not confirm.is_enabled()
+    page.find(".modal [data-field=confirm-name]").send_keys("Red bik")
+    assert not confirm.is_enabled()
+    page.find(".modal [data-field=confirm-name]").send_keys("e")
+    assert confirm.is_enabled()
+    confirm.click()
+    page.wait_for(lambda: not page.find_all("[data-deleted='Red bike']"), what="gone")
+    listed = websocket(home_assistant, admin_tokens, type="desktop_assistant/memory/pages/list")
+    assert "Red bike" not in [each["name"] for each in listed["pages"] + listed["deleted"]]
+
+
+def test_markup_in_a_page_is_shown_as_text_and_never_run(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    page.find("[data-tab=memory]").click()
+    open_memory_page(page, "Hostile paste")
+    text = page_text(page)
+    assert '<img src=x onerror="window.hostileRan = true">' in text
+    assert "<script>window.hostileRan = true</script>" in text
+    assert page.find_all("[data-field=page-text] img") == []
+    assert page.find_all("[data-field=page-text] script") == []
+    assert browser.execute_script("return window.hostileRan === undefined")
+
+
+GARDEN_TIDY = "The garden is behind the house. Tomatoes planted in May.\n"
+
+
+def notes_for(body: dict[str, Any]) -> dict[str, Any]:
+    """The model's notes: one fact from the kitchen conversation, none elsewhere."""
+    transcript = body["messages"][-1]["content"]
+    if "Utrecht" not in transcript:
+        return {"notes": []}
+    return {
+        "notes": [
+            {"page": "Utrecht", "type": "place", "fact": "Rain is common there"}
+        ]
+    }
+
+
+def tidy_garden(body: dict[str, Any]) -> dict[str, Any]:
+    """The model's plan: fold the garden's notes, declaring the dropped line."""
+    return {
+        "rewrite": [
+            {
+                "page": "Garden",
+                "text": GARDEN_TIDY,
+                "dropped": [
+                    {"line": "- 2026-11-06: The hose leaks", "reason": "fixed since"}
+                ],
+            }
+        ],
+        "create": [],
+        "merge": [],
+    }
+
+
+def test_nightly_run_diff_sources_and_revert(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    llama_stand_in: SchemaAnsweringStandIn,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    llama_stand_in.answers = {"notes": notes_for, "plan": tidy_garden}
+    # The record marks a conversation quiet within a minute of HA's start.
+    kitchen = {"status": None}
+    deadline = time.monotonic() + 120
+    while kitchen["status"] != "quiet" and time.monotonic() < deadline:
+        time.sleep(2)
+        kitchen = websocket(
+            home_assistant,
+            admin_tokens,
+            type="desktop_assistant/conversations/get",
+            conversation_id="kitchen-weather",
+        )
+    assert kitchen["status"] == "quiet"
+
+    page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
+    page.find("[data-tab=nightly]").click()
+    page.find("[data-list=runs] li.empty")
+    page.find("[data-action=run-now]").click()
+    page.find("[data-list=runs] li[data-run]", timeout=60).click()
+
+    garden = page.find("[data-run-page=Garden]")
+    assert "- - 2026-11-06: The hose leaks" in garden.text
+    assert "+ " + GARDEN_TIDY.strip() in garden.text
+    assert "fixed since" in page.find("[data-run-page=Garden] [data-field=dropped]").text
+    page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]")
+    page.screenshot(artifacts / "nightly.png")
+
+    # Retention (or a person) removed the source: the run says it is gone.
+    websocket(
+        home_assistant,
+        admin_tokens,
+        type="desktop_assistant/conversations/delete",
+        conversation_id="kitchen-weather",
+    )
+    page.find("[data-list=runs] li[data-run]").click()
+    page.wait_for(
+        lambda: page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]").text
+        == "gone",
+        what="the gone mark",
+    )
+
+    page.find("[data-run-page=Garden] [data-action=revert]").click()
+    page.wait_for(
+        lambda: page_named(home_assistant, admin_tokens, "Garden")["text"].startswith(
+            "The garden is behind the house.\n\n## Notes"
+        ),
+        what="the revert",
+    )
+    assert page.find("[data-run-page=Garden] .badge").text
+
+
+def test_dark_mode_on_a_phone(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    artifacts: Path,
+) -> None:
+    with chromium() as driver:
+        # A phone's screen: headless windows are at least 500 pixels wide.
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": PHONE_WIDTH, "height": 844, "deviceScaleFactor": 2, "mobile": True},
+        )
+        page = Page(driver, home_assistant.base_url)
+        page.log_in(admin_tokens.frontend_storage(home_assistant.base_url))
+        driver.execute_script(
+            "localStorage.setItem('selectedTheme', arguments[0])",
+            '{"theme": "default", "dark": true}',
+        )
+        page.open("/desktop-assistant")
+        panel = page.find("desktop-assistant-panel")
+        page.find("[data-list=conversations] li[data-conversation]").click()
+        page.find("[data-detail=conversation] [data-entry=user]")
+        background = page.wait_for(
+            lambda: luminance(
+                driver.execute_script(
+                    "return getComputedStyle(arguments[0]).backgroundColor", panel
+                )
+            )
+            < 0.2,
+            what="a dark background",
+        )
+        assert background
+        # One column: the transcript sits below the list, within the screen.
+        listing = page.find("[data-list=conversations]").rect
+        detail = page.find("[data-detail=conversation]").rect
+        assert detail["y"] > listing["y"] + listing["height"] - 1
+        assert driver.execute_script("return window.innerWidth") == PHONE_WIDTH
+        assert detail["x"] + detail["width"] <= PHONE_WIDTH
+        page.screenshot(artifacts / "phone-dark.png")
+
+
+def luminance(css_color: str) -> float:
+    """Relative brightness, 0 to 1, of an `rgb(...)` colour."""
+    red, green, blue = (int(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
