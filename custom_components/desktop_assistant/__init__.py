@@ -17,7 +17,7 @@ from .client import (
     CannotConnect,
     InvalidAuth,
     LlamaServerClient,
-    NotOpenAICompatible,
+    LlamaServerError,
     ServerTimeout,
 )
 from .const import DOMAIN
@@ -51,12 +51,20 @@ async def async_setup_entry(
     try:
         await client.async_list_models()
     except InvalidAuth as err:
-        raise ConfigEntryAuthFailed("llama-server refused the API key") from err
+        raise ConfigEntryAuthFailed(
+            translation_domain=DOMAIN, translation_key="setup_invalid_auth"
+        ) from err
     except (CannotConnect, ServerTimeout) as err:
-        raise ConfigEntryNotReady(f"llama-server is not reachable: {err!r}") from err
-    except NotOpenAICompatible as err:
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key="setup_cannot_connect",
+            translation_placeholders={"error": str(err) or err.kind},
+        ) from err
+    except LlamaServerError as err:
         raise ConfigEntryError(
-            f"{client.url} is not an OpenAI-compatible server: {err}"
+            translation_domain=DOMAIN,
+            translation_key="setup_not_openai_compatible",
+            translation_placeholders={"error": str(err) or err.kind},
         ) from err
     entry.runtime_data = client
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)

@@ -37,34 +37,30 @@ from homeassistant.helpers.selector import (
 )
 import probatio as vol
 
-from .client import (
-    CannotConnect,
-    InvalidAuth,
-    LlamaServerClient,
-    LlamaServerError,
-    NotOpenAICompatible,
-    ServerTimeout,
-)
+from .client import LlamaServerClient, LlamaServerError
 from .const import (
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT,
     CONF_TEMPERATURE,
     CONF_TOOL_ROUNDS,
+    CONF_TURN_TIMEOUT,
     DEFAULT_AGENT_OPTIONS,
     DEFAULT_NAME,
     DEFAULT_URL,
     DOMAIN,
 )
+from .llm import filter_invalid_llm_apis
 
 _LOGGER = logging.getLogger(__name__)
 
-# Error key shown in the form for each way checking the server can fail.
-ERRORS: dict[type[LlamaServerError], str] = {
-    CannotConnect: "cannot_connect",
-    ServerTimeout: "timeout_connect",
-    InvalidAuth: "invalid_auth",
-    NotOpenAICompatible: "not_openai_compatible",
+# The form error for each kind of fault checking the server can end in
+# (LlamaServerError.kind); any other failure is `unknown`.
+FORM_ERRORS: dict[str, str] = {
+    "cannot_connect": "cannot_connect",
+    "timeout": "timeout_connect",
+    "invalid_auth": "invalid_auth",
+    "server_error": "not_openai_compatible",
 }
 
 SERVER_SCHEMA = vol.Schema(
@@ -111,7 +107,10 @@ async def _async_check_server(
         return await client.async_list_models(), {}
     except LlamaServerError as err:
         _LOGGER.debug("Checking %s failed: %r", url, err)
-        return [], {"base": ERRORS[type(err)]}
+        return [], {"base": FORM_ERRORS.get(err.kind, "unknown")}
+    except Exception:
+        _LOGGER.exception("Unexpected error checking %s", url)
+        return [], {"base": "unknown"}
 
 
 class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
@@ -233,7 +232,11 @@ class ConversationFlowHandler(ConfigSubentryFlow):
         options = (
             DEFAULT_AGENT_OPTIONS | {CONF_MODEL: models[0] if models else ""}
             if is_new
-            else dict(self._get_reconfigure_subentry().data)
+            else DEFAULT_AGENT_OPTIONS | dict(self._get_reconfigure_subentry().data)
+        )
+        # An API that went away (an MCP server removed) would fail the form.
+        options[CONF_LLM_HASS_API] = filter_invalid_llm_apis(
+            self.hass, options.get(CONF_LLM_HASS_API) or []
         )
         return self.async_show_form(
             step_id="set_options",
@@ -285,4 +288,5 @@ def _agent_schema(
         vol.Required(CONF_TEMPERATURE): number(0, 2, 0.05),
         vol.Required(CONF_MAX_TOKENS): number(16, 32768),
         vol.Required(CONF_REQUEST_TIMEOUT): number(5, 600),
+        vol.Required(CONF_TURN_TIMEOUT): number(10, 3600),
     }

@@ -13,7 +13,11 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from . import DesktopAssistantConfigEntry
 from .const import DATA_TOOLS, DOMAIN
 from .entity import DesktopAssistantEntity, Turn
-from .llm import tool_file_name
+from .llm import filter_invalid_llm_apis, tool_file_name
+from .spoken import async_spoken_text
+
+# Questions are answered concurrently; llama-server queues them in its slots.
+PARALLEL_UPDATES = 0
 
 
 async def async_setup_entry(
@@ -61,10 +65,14 @@ class DesktopAssistantConversationEntity(
     ) -> conversation.ConversationResult:
         """Answer one question."""
         options = self.options
+        # An API that went away (an MCP server removed) is left out, not fatal.
+        llm_apis = filter_invalid_llm_apis(
+            self.hass, options.get(CONF_LLM_HASS_API) or []
+        )
         try:
             await chat_log.async_provide_llm_data(
                 user_input.as_llm_context(DOMAIN),
-                options.get(CONF_LLM_HASS_API) or None,
+                llm_apis or None,
                 options.get(CONF_PROMPT),
                 user_input.extra_system_prompt,
             )
@@ -73,7 +81,7 @@ class DesktopAssistantConversationEntity(
 
         turn = Turn(
             language=user_input.language,
-            announce=partial(self._pick_announcement, chat_log),
+            announce=partial(self._async_pick_announcement, chat_log),
         )
         await self.async_run_tool_loop(chat_log, turn)
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
@@ -84,17 +92,27 @@ class DesktopAssistantConversationEntity(
             )
         return result
 
-    def _pick_announcement(
+    async def _async_pick_announcement(
         self,
         chat_log: conversation.ChatLog,
         tool_names: list[str],
         language: str | None,
     ) -> str | None:
-        """Return a phrase of the first called tool file with one for the language."""
+        """Return a phrase of the first called tool file with one for the language.
+
+        A tool file with phrases, but none in this language, gets the
+        translated generic one, so that it is never silent in some languages.
+        """
         if (registry := self.hass.data.get(DATA_TOOLS)) is None or not chat_log.llm_api:
             return None
         offered = {tool.name: tool for tool in chat_log.llm_api.tools}
         files = [
-            tool_file_name(offered[name]) for name in tool_names if name in offered
+            name
+            for name in (tool_file_name(offered[t]) for t in tool_names if t in offered)
+            if name
         ]
-        return registry.pick_announcement([name for name in files if name], language)
+        if phrase := registry.pick_announcement(files, language):
+            return phrase
+        if any((spec := registry.get(name)) and spec.announce for name in files):
+            return await async_spoken_text(self.hass, "announcement", language)
+        return None

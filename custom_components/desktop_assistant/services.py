@@ -7,6 +7,7 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.service import async_register_admin_service
 import probatio
@@ -20,12 +21,12 @@ from .const import (
     SERVICE_RUN_TOOL,
 )
 from .tool_folder import async_load_tools
+from .tools import ArgumentError, parse_arguments
 
 RUN_TOOL_SCHEMA = probatio.Schema(
     {
         probatio.Required(ATTR_TOOL): cv.string,
-        # A mapping or JSON text; whatever it is, the registry answers bad
-        # arguments with `error: ...` text rather than an exception.
+        # A mapping or JSON text, checked against the tool's parameters.
         probatio.Optional(ATTR_ARGUMENTS): cv.match_all,
     }
 )
@@ -36,11 +37,28 @@ def async_setup_services(hass: HomeAssistant) -> None:
     """Register the integration's actions."""
 
     async def run_tool(call: ServiceCall) -> ServiceResponse:
+        """Run a tool; a wrong call raises, what the tool answers is the response."""
         registry = hass.data[DATA_TOOLS]
-        text = await registry.async_run(
-            call.data[ATTR_TOOL], call.data.get(ATTR_ARGUMENTS)
-        )
-        return {"result": text}
+        name = call.data[ATTR_TOOL]
+        arguments = call.data.get(ATTR_ARGUMENTS)
+        if (spec := registry.get(name)) is None:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="unknown_tool",
+                translation_placeholders={
+                    "tool": name,
+                    "tools": ", ".join(t.name for t in registry.tools) or "-",
+                },
+            )
+        try:
+            parse_arguments(spec, arguments)
+        except ArgumentError as err:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="invalid_arguments",
+                translation_placeholders={"tool": name, "error": str(err)},
+            ) from err
+        return {"result": await registry.async_run(name, arguments)}
 
     async def reload(call: ServiceCall) -> None:
         await async_load_tools(hass)
