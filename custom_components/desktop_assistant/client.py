@@ -117,9 +117,12 @@ class LlamaServerClient:
         return _model_ids(body)
 
     async def async_stream_chat(
-        self, payload: dict[str, Any], read_timeout: float, deadline: float
-    ) -> AsyncIterator[dict[str, Any]]:
+        self, payload: dict[str, Any], read_timeout: float, deadline: float | None
+    ) -> AsyncIterator[dict[str, Any] | None]:
         """Stream `POST {url}/chat/completions`, yielding each chunk as it arrives.
+
+        An event that is not a JSON object is yielded as None: skipped, but
+        the caller knows that part of the answer could not be read.
 
         `read_timeout` bounds the wait for the first byte and for each later
         read, so a server that stalls mid-answer is a timeout too. `deadline`
@@ -150,7 +153,9 @@ class LlamaServerClient:
                 async for chunk in _chunks(response.content, deadline):
                     yield chunk
         except TimeoutError as err:
-            raise ServerTimeout(f"no answer within {read_timeout:g} s") from err
+            raise ServerTimeout(
+                f"no answer within {read_timeout:g} s, or the turn ran out of time"
+            ) from err
         except aiohttp.ClientPayloadError as err:
             raise StreamCut(str(err)) from err
         except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
@@ -188,7 +193,7 @@ async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> str:
 
 
 async def _blocks(
-    content: aiohttp.StreamReader, deadline: float
+    content: aiohttp.StreamReader, deadline: float | None
 ) -> AsyncIterator[bytes]:
     """Yield the body's blocks as they arrive, each read bounded by `deadline`."""
     while True:
@@ -200,8 +205,8 @@ async def _blocks(
 
 
 async def _chunks(
-    content: aiohttp.StreamReader, deadline: float
-) -> AsyncIterator[dict[str, Any]]:
+    content: aiohttp.StreamReader, deadline: float | None
+) -> AsyncIterator[dict[str, Any] | None]:
     """Parse server-sent events into JSON chunks, until `data: [DONE]`."""
     parser = EventParser()
     async for block in _blocks(content, deadline):
@@ -230,7 +235,7 @@ class EventParser:
         self.read_any = False
         self.done = False
 
-    def feed(self, block: bytes) -> Iterator[dict[str, Any]]:
+    def feed(self, block: bytes) -> Iterator[dict[str, Any] | None]:
         """Yield the chunks that the block completes; raise at an error event.
 
         Chunks before an error event are yielded first, so their text is kept.
@@ -241,7 +246,7 @@ class EventParser:
             return
         yield from self._take_lines(final=False)
 
-    def end(self) -> Iterator[dict[str, Any]]:
+    def end(self) -> Iterator[dict[str, Any] | None]:
         """Yield what is left at the end of the body; raise unless it was [DONE]."""
         if not self.done:
             yield from self._take_lines(final=True)
@@ -251,7 +256,7 @@ class EventParser:
             raise StreamCut("the stream ended without [DONE]")
         raise UnreadableAnswer("the stream held no chat completion chunk")
 
-    def _take_lines(self, final: bool) -> Iterator[dict[str, Any]]:
+    def _take_lines(self, final: bool) -> Iterator[dict[str, Any] | None]:
         data = bytes(self._buffer)
         # A CR at the end may be the first half of a CRLF: keep it for later,
         # unless the body has ended.
@@ -262,26 +267,28 @@ class EventParser:
         for raw_line in lines:
             if self.done:
                 return
-            if (chunk := self._line(raw_line.decode(errors="replace"))) is not None:
-                yield chunk
+            yield from self._line(raw_line.decode(errors="replace"))
 
     def _check_size(self, size: int) -> None:
         if size > MAX_EVENT_BYTES:
             raise UnreadableAnswer(f"an event line is over {MAX_EVENT_BYTES} bytes")
 
-    def _line(self, line: str) -> dict[str, Any] | None:
-        """Take one line; return the chunk that a blank line completes."""
+    def _line(self, line: str) -> list[dict[str, Any] | None]:
+        """Take one line; return the event that a blank line completes.
+
+        The event is a chunk, or None for one that is not a JSON object.
+        """
         if line.startswith("data:"):
             data = line[5:].removeprefix(" ")
             self._data_size += len(data)
             self._check_size(self._data_size)
             self._data_lines.append(data)
-            return None
+            return []
         if line.startswith("error:"):
             # Older llama-server versions report a failure mid-stream this way.
             raise ServerFailed(_error_message(line[6:].strip()))
         if line or not self._data_lines:
-            return None  # a comment (":..."), another field, or a stray blank line
+            return []  # a comment (":..."), another field, or a stray blank line
         data = "\n".join(self._data_lines)
         self._data_lines = []
         self._data_size = 0
@@ -289,19 +296,19 @@ class EventParser:
             if not self.read_any:
                 raise UnreadableAnswer("the stream held no chat completion chunk")
             self.done = True
-            return None
+            return []
         try:
             chunk = json.loads(data)
         except (ValueError, RecursionError):
             _LOGGER.debug("Skipping an event that is not JSON: %.200r", data)
-            return None
+            return [None]
         if not isinstance(chunk, dict):
             _LOGGER.debug("Skipping an event that is not an object: %.200r", data)
-            return None
+            return [None]
         if "error" in chunk:
             raise ServerFailed(_error_message(data))
         self.read_any = True
-        return chunk
+        return [chunk]
 
 
 def _error_message(body: str) -> str:

@@ -102,6 +102,12 @@ class Answer:
                 self.malformed += 1
         return deltas
 
+    def named_calls(self) -> list[ToolCallFragments]:
+        """Return the calls that name a tool; a call without a name is malformed."""
+        named = [call for call in self.calls if call.name]
+        self.malformed += len(self.calls) - len(named)
+        return named
+
     def _text(self, value: object) -> str:
         if value is None or isinstance(value, str):
             return value or ""
@@ -443,6 +449,9 @@ class DesktopAssistantEntity(Entity):
             async for chunk in client.async_stream_chat(
                 payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
             ):
+                if chunk is None:
+                    answer.malformed += 1
+                    continue
                 if isinstance(timings := chunk.get("timings"), dict):
                     turn.record_timings(timings)
                 for delta in answer.read(chunk):
@@ -455,9 +464,10 @@ class DesktopAssistantEntity(Entity):
             # Text already streamed stays; the explanation follows it.
             yield {"content": f" {message}" if streamed_text else message}
             return
+        calls = answer.named_calls()
         if answer.malformed:
             _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
-        if not answer.calls or not offered:
+        if not calls or not offered:
             if not streamed_text:
                 # Something must be said: a voice pipeline cannot speak nothing.
                 kind = "unreadable" if answer.malformed else "empty"
@@ -469,7 +479,7 @@ class DesktopAssistantEntity(Entity):
                     )
                 }
             return
-        tool_inputs, rejected = tool_inputs_of(answer.calls, offered, turn.call_ids)
+        tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
         if not turn.announced:
             runnable = [t.tool_name for t in tool_inputs if not t.external]
             if phrase := await turn.announce(runnable, turn.language):
