@@ -49,6 +49,7 @@ in_env() {
       HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
       WHEEL_CACHE=/var/cache/wheels \
       PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" \
+      HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-}" \
       /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$root" "$@"
   ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$@"
 }

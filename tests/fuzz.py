@@ -17,4 +17,4 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
