@@ -126,31 +126,31 @@ class LlamaServerClient:
 
         `read_timeout` bounds the wait for the first byte and for each later
         read, so a server that stalls mid-answer is a timeout too. `deadline`
-        (event loop time) ends the stream whatever arrives, so keep-alive
-        comments cannot hold a turn forever. Only awaits on the server are
-        timed, never the consumer's work between chunks.
+        (event loop time) ends the request whatever arrives, so keep-alive
+        comments cannot hold a turn forever. aiohttp times only its own
+        reads, never the consumer's work between chunks.
         """
+        total = (
+            None
+            if deadline is None
+            else max(deadline - asyncio.get_running_loop().time(), 0.001)
+        )
         try:
-            async with asyncio.timeout_at(deadline):
-                response = await self._async_post(
-                    "chat/completions",
-                    payload,
-                    aiohttp.ClientTimeout(
-                        total=None,
-                        sock_connect=CONNECT_TIMEOUT,
-                        sock_read=read_timeout,
-                    ),
-                )
-            async with response:
+            async with await self._async_post(
+                "chat/completions",
+                payload,
+                aiohttp.ClientTimeout(
+                    total=total, sock_connect=CONNECT_TIMEOUT, sock_read=read_timeout
+                ),
+            ) as response:
                 if response.status in (401, 403):
                     raise InvalidAuth
                 if response.status != 200:
-                    async with asyncio.timeout_at(deadline):
-                        body = await _read_at_most(response.content, MAX_ERROR_BODY)
+                    body = await _read_at_most(response.content, MAX_ERROR_BODY)
                     raise ServerFailed(
                         f"HTTP {response.status}: {_error_message(body)}"
                     )
-                async for chunk in _chunks(response.content, deadline):
+                async for chunk in _chunks(response.content):
                     yield chunk
         except TimeoutError as err:
             raise ServerTimeout(
@@ -192,24 +192,12 @@ async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> str:
     return data.decode(errors="replace")
 
 
-async def _blocks(
-    content: aiohttp.StreamReader, deadline: float | None
-) -> AsyncIterator[bytes]:
-    """Yield the body's blocks as they arrive, each read bounded by `deadline`."""
-    while True:
-        async with asyncio.timeout_at(deadline):
-            block = await content.readany()
-        if not block:
-            return
-        yield block
-
-
 async def _chunks(
-    content: aiohttp.StreamReader, deadline: float | None
+    content: aiohttp.StreamReader,
 ) -> AsyncIterator[dict[str, Any] | None]:
     """Parse server-sent events into JSON chunks, until `data: [DONE]`."""
     parser = EventParser()
-    async for block in _blocks(content, deadline):
+    async for block in content.iter_any():
         for chunk in parser.feed(block):
             yield chunk
         if parser.done:
