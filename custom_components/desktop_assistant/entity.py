@@ -191,12 +191,12 @@ def parse_tool_call(
     if call.name not in offered:
         return {}, f"unknown tool {call.name!r}; offered: {', '.join(sorted(offered))}"
     arguments, error = decode_arguments(call)
-    if error is None and not isinstance(arguments, dict):
-        error = f"arguments must be a JSON object, got: {str(arguments)[:200]}"
-    if error is None and nesting_depth(arguments) > MAX_ARGUMENT_DEPTH:
-        error = "arguments nest too deeply"
-    if error is not None or not isinstance(arguments, dict):
+    if error is not None:
         return {}, error
+    if not isinstance(arguments, dict):
+        return {}, f"arguments must be a JSON object, got: {str(arguments)[:200]}"
+    if nesting_depth(arguments) > MAX_ARGUMENT_DEPTH:
+        return {}, "arguments nest too deeply"
     return arguments, None
 
 
