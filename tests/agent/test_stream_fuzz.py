@@ -17,9 +17,9 @@ from hypothesis import given, strategies as st
 from custom_components.desktop_assistant.client import EventParser, LlamaServerError
 from custom_components.desktop_assistant.entity import Answer, tool_inputs_of
 
-from .. import fuzz
+from ..fuzz import FUZZ_TIMEOUT
 
-assert fuzz  # the profiles are loaded on import
+pytestmark = FUZZ_TIMEOUT
 
 JSON = st.recursive(
     st.none()
