@@ -117,3 +117,14 @@ def test_brand_icon_is_a_square_png() -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert width == height == 256
+
+
+def test_every_action_has_an_icon() -> None:
+    icons = load(INTEGRATION / "icons.json")
+    actions = re.findall(
+        r"^(\w+):", (INTEGRATION / "services.yaml").read_text(), re.MULTILINE
+    )
+    assert set(icons["services"]) == set(actions)
+    assert all(
+        entry["service"].startswith("mdi:") for entry in icons["services"].values()
+    )
