@@ -291,7 +291,8 @@ class LlamaServerStandIn:
                     await response.write(reply.trickle)
                     await self._wait(reply.trickle_every)
             return response
-        await self._wait(reply.hold)
+        if reply.hold:
+            await self._wait(reply.hold)
         if reply.cut:
             # Drop the connection with the chunked body unfinished.
             assert request.transport is not None

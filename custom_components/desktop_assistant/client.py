@@ -231,72 +231,80 @@ class EventParser:
         self._buffer += block
         if b"\n" not in block and b"\r" not in block:
             self._check_size(len(self._buffer))
-            return
-        yield from self._take_lines(final=False)
+            return iter(())
+        return self._events(self._take_lines(final=False))
 
     def end(self) -> Iterator[dict[str, Any] | None]:
         """Yield what is left at the end of the body; raise unless it was [DONE]."""
         if not self.done:
-            yield from self._take_lines(final=True)
+            yield from self._events(self._take_lines(final=True))
         if self.done:
             return
         if self.read_any:
             raise StreamCut("the stream ended without [DONE]")
         raise UnreadableAnswer("the stream held no chat completion chunk")
 
-    def _take_lines(self, final: bool) -> Iterator[dict[str, Any] | None]:
-        data = bytes(self._buffer)
-        # A CR at the end may be the first half of a CRLF: keep it for later,
-        # unless the body has ended.
-        held = b"\r" if data.endswith(b"\r") and not final else b""
-        *lines, rest = LINE_END.split(data[: len(data) - len(held)])
-        self._buffer = bytearray(rest + held)
-        self._check_size(len(self._buffer))
-        for raw_line in lines:
-            if self.done:
-                return
-            yield from self._line(raw_line.decode(errors="replace"))
+    def _take_lines(self, final: bool) -> list[bytearray]:
+        """Return the buffer's complete lines, keeping the rest."""
+        buffer = self._buffer
+        if b"\r" in buffer:
+            # A CR at the end may be the first half of a CRLF: keep it for
+            # later, unless the body has ended.
+            held = 1 if buffer.endswith(b"\r") and not final else 0
+            *lines, rest = LINE_END.split(buffer[: len(buffer) - held])
+            rest += buffer[len(buffer) - held :]
+        else:
+            *lines, rest = buffer.split(b"\n")
+        self._buffer = rest
+        self._check_size(len(rest))
+        return lines
 
     def _check_size(self, size: int) -> None:
         if size > MAX_EVENT_BYTES:
             raise UnreadableAnswer(f"an event line is over {MAX_EVENT_BYTES} bytes")
 
-    def _line(self, line: str) -> list[dict[str, Any] | None]:
-        """Take one line; return the event that a blank line completes.
+    def _events(self, lines: list[bytearray]) -> Iterator[dict[str, Any] | None]:
+        """Yield the events the lines complete.
 
-        The event is a chunk, or None for one that is not a JSON object.
+        An event is a chunk, or None for one that is not a JSON object.
         """
-        if line.startswith("data:"):
-            data = line[5:].removeprefix(" ")
-            self._data_size += len(data)
-            self._check_size(self._data_size)
-            self._data_lines.append(data)
-            return []
-        if line.startswith("error:"):
-            # Older llama-server versions report a failure mid-stream this way.
-            raise ServerFailed(_error_message(line[6:].strip()))
-        if line or not self._data_lines:
-            return []  # a comment (":..."), another field, or a stray blank line
-        data = "\n".join(self._data_lines)
-        self._data_lines = []
-        self._data_size = 0
-        if data == "[DONE]":
-            if not self.read_any:
-                raise UnreadableAnswer("the stream held no chat completion chunk")
-            self.done = True
-            return []
-        try:
-            chunk = json.loads(data)
-        except (ValueError, RecursionError):
-            _LOGGER.debug("Skipping an event that is not JSON: %.200r", data)
-            return [None]
-        if not isinstance(chunk, dict):
-            _LOGGER.debug("Skipping an event that is not an object: %.200r", data)
-            return [None]
-        if "error" in chunk:
-            raise ServerFailed(_error_message(data))
-        self.read_any = True
-        return [chunk]
+        for raw_line in lines:
+            if self.done:
+                return
+            line = raw_line.decode(errors="replace")
+            if line.startswith("data:"):
+                data = line[5:].removeprefix(" ")
+                self._data_size += len(data)
+                self._check_size(self._data_size)
+                self._data_lines.append(data)
+                continue
+            if line.startswith("error:"):
+                # Older llama-server versions report a failure mid-stream so.
+                raise ServerFailed(_error_message(line[6:].strip()))
+            if line or not self._data_lines:
+                continue  # a comment (":..."), another field, or a stray blank line
+            data = "\n".join(self._data_lines)
+            self._data_lines = []
+            self._data_size = 0
+            if data == "[DONE]":
+                if not self.read_any:
+                    raise UnreadableAnswer("the stream held no chat completion chunk")
+                self.done = True
+                return
+            try:
+                chunk = json.loads(data)
+            except (ValueError, RecursionError):
+                _LOGGER.debug("Skipping an event that is not JSON: %.200r", data)
+                yield None
+                continue
+            if not isinstance(chunk, dict):
+                _LOGGER.debug("Skipping an event that is not an object: %.200r", data)
+                yield None
+                continue
+            if "error" in chunk:
+                raise ServerFailed(_error_message(data))
+            self.read_any = True
+            yield chunk
 
 
 def _error_message(body: str) -> str:
