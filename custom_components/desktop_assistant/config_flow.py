@@ -229,6 +229,9 @@ class ConversationFlowHandler(ConfigSubentryFlow):
         except LlamaServerError as err:
             _LOGGER.debug("Listing models of %s failed: %r", client.url, err)
             return self.async_abort(reason="cannot_connect")
+        except Exception:
+            _LOGGER.exception("Unexpected error listing models of %s", client.url)
+            return self.async_abort(reason="unknown")
         options = (
             DEFAULT_AGENT_OPTIONS | {CONF_MODEL: models[0] if models else ""}
             if is_new

@@ -177,3 +177,17 @@ async def test_setup_retries_with_a_translated_reason(
     assert entry.error_reason_translation_key == "setup_cannot_connect"
     assert entry.reason is not None
     assert entry.reason.startswith("llama-server is not reachable: ")
+
+
+async def test_adding_an_agent_when_the_session_fails_aborts_unknown(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    session = async_get_clientsession(hass)
+    assert session.connector is not None
+    await session.connector.close()
+    result = await hass.config_entries.subentries.async_init(
+        (config_entry.entry_id, "conversation"), context={"source": "user"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "unknown"
