@@ -264,6 +264,7 @@ class LlamaServerStandIn:
             assert request.transport is not None
             request.transport.write(reply.raw)
             request.transport.close()
+            # The handler ends without an HTTP answer; aiohttp writes none.
             raise asyncio.CancelledError
         if isinstance(reply.body, bytes):
             return await self._stream_body(request, reply)
