@@ -49,7 +49,8 @@ in_env() {
       PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
       WHEEL_CACHE=/var/cache/wheels \
-      PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" FUZZ_EXAMPLES="${FUZZ_EXAMPLES:-}" \
+      PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" \
+      HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-}" \
       /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$root" "$@"
   ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$@"
 }

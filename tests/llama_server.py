@@ -117,8 +117,18 @@ class Reply:
 
     events: list[bytes] = field(default_factory=list)
     status: int = 200
-    # Body of a non-200 answer.
-    body: dict[str, Any] | None = None
+    # Body of a non-200 answer: JSON, or bytes sent as they are.
+    body: dict[str, Any] | bytes | None = None
+    # A bytes body is sent this many times over (a huge body, streamed).
+    body_repeat: int = 1
+    # Bytes written to the socket instead of any HTTP answer, then closed.
+    raw: bytes | None = None
+    # After the events, this is written every `trickle_every` seconds for as
+    # long as the client listens (keep-alive comments, say).
+    trickle: bytes | None = None
+    trickle_every: float = 0.05
+    # After the events, the connection stays open this many seconds.
+    hold: float = 0.0
     # Seconds before the first byte.
     delay: float = 0.0
     # Close the connection after the events, without `[DONE]`.
@@ -209,6 +219,8 @@ class LlamaServerStandIn:
     total_slots: int = 1
     # Set when a chat request arrives; tests clear it to wait for the next.
     chat_received: asyncio.Event = field(default_factory=asyncio.Event)
+    # Bytes of each streamed error body written before the client left.
+    body_bytes_sent: list[int] = field(default_factory=list)
     # Set when the stand-in stops, so that delayed answers end at once.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _runner: web.AppRunner | None = None
@@ -269,6 +281,14 @@ class LlamaServerStandIn:
             # Computed when the request arrives, from what the test sees then.
             reply = await reply()
         await self._wait(reply.delay)
+        if reply.raw is not None:
+            assert request.transport is not None
+            request.transport.write(reply.raw)
+            request.transport.close()
+            # The handler ends without an HTTP answer; aiohttp writes none.
+            raise asyncio.CancelledError
+        if isinstance(reply.body, bytes):
+            return await self._stream_body(request, reply)
         if reply.status != 200:
             return web.json_response(reply.body, status=reply.status)
         response = web.StreamResponse(
@@ -287,12 +307,41 @@ class LlamaServerStandIn:
         for piece in pieces:
             await response.write(piece)
         self.stream_times.append((first_byte_at, time.perf_counter()))
+        if reply.trickle is not None:
+            with contextlib.suppress(ConnectionError):
+                while not self.stopping.is_set():
+                    await response.write(reply.trickle)
+                    await self._wait(reply.trickle_every)
+            return response
+        if reply.hold:
+            await self._wait(reply.hold)
         if reply.cut:
             # Drop the connection with the chunked body unfinished.
             assert request.transport is not None
             request.transport.close()
             return response
         await response.write_eof()
+        return response
+
+    async def _stream_body(
+        self, request: web.Request, reply: Reply
+    ) -> web.StreamResponse:
+        """Send a bytes body `body_repeat` times, until the client goes away."""
+        assert isinstance(reply.body, bytes)
+        response = web.StreamResponse(
+            status=reply.status, headers={"Content-Type": "text/plain"}
+        )
+        await response.prepare(request)
+        sent = 0
+        try:
+            for _ in range(reply.body_repeat):
+                await response.write(reply.body)
+                sent += len(reply.body)
+            await response.write_eof()
+        except ConnectionError:
+            pass
+        finally:
+            self.body_bytes_sent.append(sent)
         return response
 
     async def start(self, port: int = 0) -> None:

@@ -136,3 +136,14 @@ def test_workflows_run_the_validators_and_the_readmes_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     for command in commands:
         assert re.search(rf"^{command} ", readme, re.MULTILINE), command
+
+
+def test_every_action_has_an_icon() -> None:
+    icons = load(INTEGRATION / "icons.json")
+    actions = re.findall(
+        r"^(\w+):", (INTEGRATION / "services.yaml").read_text(), re.MULTILINE
+    )
+    assert set(icons["services"]) == set(actions)
+    assert all(
+        entry["service"].startswith("mdi:") for entry in icons["services"].values()
+    )

@@ -17,7 +17,7 @@ from .client import (
     CannotConnect,
     InvalidAuth,
     LlamaServerClient,
-    NotOpenAICompatible,
+    LlamaServerError,
     ServerTimeout,
 )
 from .confirmation import DATA_CONFIRMATIONS, Confirmations
@@ -67,16 +67,24 @@ async def async_setup_entry(
     try:
         await client.async_list_models()
     except InvalidAuth as err:
-        raise ConfigEntryAuthFailed("llama-server refused the API key") from err
+        raise ConfigEntryAuthFailed(
+            translation_domain=DOMAIN, translation_key="setup_invalid_auth"
+        ) from err
     except (CannotConnect, ServerTimeout) as err:
         raise ConfigEntryNotReady(
-            without_credentials(f"llama-server is not reachable: {err!r}")
+            translation_domain=DOMAIN,
+            translation_key="setup_cannot_connect",
+            translation_placeholders={
+                "error": without_credentials(str(err) or err.kind)
+            },
         ) from err
-    except NotOpenAICompatible as err:
+    except LlamaServerError as err:
         raise ConfigEntryError(
-            without_credentials(
-                f"{client.url} is not an OpenAI-compatible server: {err}"
-            )
+            translation_domain=DOMAIN,
+            translation_key="setup_not_openai_compatible",
+            translation_placeholders={
+                "error": without_credentials(str(err) or err.kind)
+            },
         ) from err
     entry.runtime_data = client
     if api_key := entry.data.get(CONF_API_KEY):

@@ -41,14 +41,7 @@ from homeassistant.helpers.selector import (
 )
 import probatio as vol
 
-from .client import (
-    CannotConnect,
-    InvalidAuth,
-    LlamaServerClient,
-    LlamaServerError,
-    NotOpenAICompatible,
-    ServerTimeout,
-)
+from .client import LlamaServerClient, LlamaServerError
 from .const import (
     CONF_CONFIRM_TIMEOUT,
     CONF_LANGUAGES,
@@ -62,6 +55,7 @@ from .const import (
     CONF_RETENTION_DAYS,
     CONF_TEMPERATURE,
     CONF_TOOL_ROUNDS,
+    CONF_TURN_TIMEOUT,
     DEFAULT_AGENT_OPTIONS,
     DEFAULT_AI_TASK_OPTIONS,
     DEFAULT_NAME,
@@ -76,18 +70,20 @@ from .const import (
 from .credentials import without_credentials
 from .example_tools import InstallReport
 from .language import DETECTABLE_LANGUAGES
+from .llm import filter_invalid_llm_apis
 from .tool_folder import async_install_examples
 
 _LOGGER = logging.getLogger(__name__)
 
 CONF_INSTALL_EXAMPLES = "install_examples"
 
-# Error key shown in the form for each way checking the server can fail.
-ERRORS: dict[type[LlamaServerError], str] = {
-    CannotConnect: "cannot_connect",
-    ServerTimeout: "timeout_connect",
-    InvalidAuth: "invalid_auth",
-    NotOpenAICompatible: "not_openai_compatible",
+# The form error for each kind of fault checking the server can end in
+# (LlamaServerError.kind); any other failure is `unknown`.
+FORM_ERRORS: dict[str, str] = {
+    "cannot_connect": "cannot_connect",
+    "timeout": "timeout_connect",
+    "invalid_auth": "invalid_auth",
+    "server_error": "not_openai_compatible",
 }
 
 SERVER_SCHEMA = vol.Schema(
@@ -107,6 +103,7 @@ AGENT_ONLY_OPTIONS = frozenset(
         CONF_LLM_HASS_API,
         CONF_TOOL_ROUNDS,
         CONF_MAX_HISTORY,
+        CONF_TURN_TIMEOUT,
         CONF_CONFIRM_TIMEOUT,
         CONF_LANGUAGES,
     }
@@ -182,7 +179,10 @@ async def _async_check_server(
         return await client.async_list_models(), {}
     except LlamaServerError as err:
         _LOGGER.debug("Checking failed: %s", without_credentials(f"{url}: {err!r}"))
-        return [], {"base": ERRORS[type(err)]}
+        return [], {"base": FORM_ERRORS.get(err.kind, "unknown")}
+    except Exception:
+        _LOGGER.exception("Unexpected error checking %s", without_credentials(url))
+        return [], {"base": "unknown"}
 
 
 class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
@@ -400,14 +400,25 @@ class ModelSubentryFlow(ConfigSubentryFlow):
                 without_credentials(f"{client.url}: {err!r}"),
             )
             return self.async_abort(reason="cannot_connect")
+        except Exception:
+            _LOGGER.exception(
+                "Unexpected error listing models of %s",
+                without_credentials(client.url),
+            )
+            return self.async_abort(reason="unknown")
         if is_new:
             model = models[0] if models else ""
             options = self.defaults | {CONF_MODEL: model}
             name = agent_name(model)
         else:
             subentry = self._get_reconfigure_subentry()
-            options = dict(subentry.data)
+            options = self.defaults | dict(subentry.data)
             name = subentry.title
+        # An API that went away (an MCP server removed) would fail the form.
+        if CONF_LLM_HASS_API not in self.hidden:
+            options[CONF_LLM_HASS_API] = filter_invalid_llm_apis(
+                self.hass, options.get(CONF_LLM_HASS_API) or []
+            )
         schema = {
             marker: selector
             for marker, selector in _agent_schema(self.hass, name, models).items()
@@ -472,6 +483,7 @@ def _agent_schema(
         vol.Required(CONF_TEMPERATURE): number(0, 2, 0.05),
         vol.Required(CONF_MAX_TOKENS): number(16, 32768),
         vol.Required(CONF_REQUEST_TIMEOUT): number(5, 600),
+        vol.Required(CONF_TURN_TIMEOUT): number(10, 3600),
         vol.Required(CONF_CONFIRM_TIMEOUT): number(10, 600),
         vol.Required(CONF_RECORD): BooleanSelector(),
         vol.Optional(CONF_LANGUAGES): SelectSelector(

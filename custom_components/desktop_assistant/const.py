@@ -20,6 +20,7 @@ CONF_MAX_HISTORY: Final = "max_history"
 CONF_TEMPERATURE: Final = "temperature"
 CONF_MAX_TOKENS: Final = "max_tokens"
 CONF_REQUEST_TIMEOUT: Final = "request_timeout"
+CONF_TURN_TIMEOUT: Final = "turn_timeout"
 CONF_CONFIRM_TIMEOUT: Final = "confirm_timeout"
 # The household's languages; each question is answered in the one it is in.
 CONF_LANGUAGES: Final = "languages"
@@ -29,6 +30,8 @@ DEFAULT_MAX_HISTORY: Final = 20
 DEFAULT_TEMPERATURE: Final = 0.7
 DEFAULT_MAX_TOKENS: Final = 1024
 DEFAULT_REQUEST_TIMEOUT: Final = 60
+# A whole question, every round and tool included, whatever the server sends.
+DEFAULT_TURN_TIMEOUT: Final = 300
 # Seconds a question before a changing tool waits for the person's yes.
 DEFAULT_CONFIRM_TIMEOUT: Final = 60
 
@@ -58,6 +61,7 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_TEMPERATURE: DEFAULT_TEMPERATURE,
     CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
+    CONF_TURN_TIMEOUT: DEFAULT_TURN_TIMEOUT,
     CONF_CONFIRM_TIMEOUT: DEFAULT_CONFIRM_TIMEOUT,
     CONF_RECORD: True,
     # None set: every question is in the pipeline's language.
@@ -72,40 +76,6 @@ DEFAULT_AI_TASK_OPTIONS: Final[dict[str, Any]] = {
     CONF_TEMPERATURE: 0.2,
     CONF_MAX_TOKENS: 2048,
     CONF_REQUEST_TIMEOUT: 120,
-}
-
-# What the person hears when the language model fails, by kind of fault and
-# language; English when the conversation's language has no entry.
-FAULT_MESSAGES: Final[dict[str, dict[str, str]]] = {
-    "cannot_connect": {
-        "en": "Sorry, I can't reach the language model server right now.",
-        "it": "Scusa, non riesco a raggiungere il server del modello linguistico.",
-    },
-    "timeout": {
-        "en": "Sorry, the language model server did not answer in time.",
-        "it": "Scusa, il server del modello linguistico non ha risposto in tempo.",
-    },
-    "invalid_auth": {
-        "en": "Sorry, the language model server refused my API key.",
-        "it": "Scusa, il server del modello linguistico ha rifiutato la mia chiave.",
-    },
-    "server_error": {
-        "en": "Sorry, the language model server reported an error.",
-        "it": "Scusa, il server del modello linguistico ha segnalato un errore.",
-    },
-    "stream_cut": {
-        "en": "Sorry, my connection to the language model was cut off.",
-        "it": "Scusa, la connessione al modello linguistico si è interrotta.",
-    },
-    "unreadable": {
-        "en": "Sorry, the language model sent an answer I could not read.",
-        "it": "Scusa, il modello linguistico ha inviato una risposta illeggibile.",
-    },
-    # Not a fault of the server: the model ended its answer without a word.
-    "empty": {
-        "en": "Sorry, I have no answer to that.",
-        "it": "Scusa, non ho una risposta.",
-    },
 }
 
 # Tools from the config folder (issue 4).

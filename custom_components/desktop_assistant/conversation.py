@@ -24,8 +24,12 @@ from .const import (
 from .entity import DesktopAssistantEntity, Turn
 from .generate import async_get_activity
 from .language import LanguageDetector
-from .llm import tool_file_name
+from .llm import filter_invalid_llm_apis, tool_file_name
 from .record import DATA_RECORD, TurnRecording
+from .spoken import async_spoken_text
+
+# Questions are answered concurrently; llama-server queues them in its slots.
+PARALLEL_UPDATES = 0
 
 
 async def async_setup_entry(
@@ -87,7 +91,7 @@ class DesktopAssistantConversationEntity(
             language = self._language_detector.detect(user_input.text, language)
         turn = Turn(
             language=language,
-            announce=partial(self._pick_announcement, chat_log),
+            announce=partial(self._async_pick_announcement, chat_log),
         )
         recording = self._async_begin_recording(user_input, chat_log)
         try:
@@ -124,10 +128,14 @@ class DesktopAssistantConversationEntity(
     ) -> conversation.ConversationResult:
         """Run the tool loop on the question; faults become the answer."""
         options = self.options
+        # An API that went away (an MCP server removed) is left out, not fatal.
+        llm_apis = filter_invalid_llm_apis(
+            self.hass, options.get(CONF_LLM_HASS_API) or []
+        )
         try:
             await chat_log.async_provide_llm_data(
                 user_input.as_llm_context(DOMAIN),
-                options.get(CONF_LLM_HASS_API) or None,
+                llm_apis or None,
                 options.get(CONF_PROMPT),
                 user_input.extra_system_prompt,
             )
@@ -168,20 +176,30 @@ class DesktopAssistantConversationEntity(
         if question := confirmations.ask(chat_log, turn.language, timeout):
             await _async_say(self.entity_id, chat_log, question)
 
-    def _pick_announcement(
+    async def _async_pick_announcement(
         self,
         chat_log: conversation.ChatLog,
         tool_names: list[str],
         language: str | None,
     ) -> str | None:
-        """Return a phrase of the first called tool file with one for the language."""
+        """Return a phrase of the first called tool file with one for the language.
+
+        A tool file with phrases, but none in this language, gets the
+        translated generic one, so that it is never silent in some languages.
+        """
         if (registry := self.hass.data.get(DATA_TOOLS)) is None or not chat_log.llm_api:
             return None
         offered = {tool.name: tool for tool in chat_log.llm_api.tools}
         files = [
-            tool_file_name(offered[name]) for name in tool_names if name in offered
+            name
+            for name in (tool_file_name(offered[t]) for t in tool_names if t in offered)
+            if name
         ]
-        return registry.pick_announcement([name for name in files if name], language)
+        if phrase := registry.pick_announcement(files, language):
+            return phrase
+        if any((spec := registry.get(name)) and spec.announce for name in files):
+            return await async_spoken_text(self.hass, "announcement", language)
+        return None
 
 
 async def _async_say(agent_id: str, chat_log: conversation.ChatLog, text: str) -> None:

@@ -1,6 +1,6 @@
 """The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
 
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 import json
 import logging
@@ -17,16 +17,7 @@ from homeassistant.util.ulid import ulid_now
 import probatio as vol
 
 from . import DesktopAssistantConfigEntry
-from .client import (
-    CannotConnect,
-    InvalidAuth,
-    LlamaServerError,
-    NotOpenAICompatible,
-    ServerFailed,
-    ServerTimeout,
-    StreamCut,
-    UnreadableAnswer,
-)
+from .client import LlamaServerError
 from .confirmation import DATA_CONFIRMATIONS
 from .const import (
     CONF_MAX_HISTORY,
@@ -34,22 +25,17 @@ from .const import (
     CONF_REQUEST_TIMEOUT,
     CONF_TEMPERATURE,
     CONF_TOOL_ROUNDS,
+    CONF_TURN_TIMEOUT,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
-    FAULT_MESSAGES,
 )
+from .spoken import async_fault_sentence
 
 _LOGGER = logging.getLogger(__name__)
 
-FAULT_KINDS: dict[type[LlamaServerError], str] = {
-    CannotConnect: "cannot_connect",
-    ServerTimeout: "timeout",
-    InvalidAuth: "invalid_auth",
-    NotOpenAICompatible: "server_error",
-    ServerFailed: "server_error",
-    StreamCut: "stream_cut",
-    UnreadableAnswer: "unreadable",
-}
+# How deeply a tool call's arguments may nest; tool parameters are flat, so
+# anything deeper is a confused (or hostile) model.
+MAX_ARGUMENT_DEPTH = 32
 
 # The clock line HA adds to the system prompt when no offered tool tells the
 # time (llm.DATE_TIME_PROMPT); it is moved out of the cached prefix.
@@ -65,13 +51,6 @@ type Delta = (
 )
 
 
-def fault_message(kind: str, language: str | None) -> str:
-    """Return what the person hears for a fault, in their language if known."""
-    messages = FAULT_MESSAGES[kind]
-    primary = (language or "en").split("-")[0].split("_")[0].lower()
-    return messages.get(primary, messages["en"])
-
-
 @dataclass
 class ToolCallFragments:
     """A tool call as its stream fragments arrive."""
@@ -79,22 +58,131 @@ class ToolCallFragments:
     id: str | None = None
     name: str = ""
     arguments: str = ""
+    # Arguments sent as a JSON value instead of JSON text, as some servers do.
+    decoded: object = None
 
 
-def collect_tool_calls(
-    calls: dict[int, ToolCallFragments], fragments: Iterable[Mapping[str, Any]]
-) -> None:
-    """Add `delta.tool_calls` fragments to the calls, by their `index`.
+@dataclass
+class Answer:
+    """One streamed answer as its chunks arrive: tool calls and what was odd.
 
-    `id` and `function.name` come from the first fragment that has them;
-    `function.arguments` pieces are concatenated.
+    Fragments with an integer `index` are pieces of that call; a fragment
+    without one (missing, null, a string) is a call of its own, never merged.
+    Parts of a chunk of the wrong type are skipped and counted in `malformed`.
     """
-    for fragment in fragments:
-        call = calls.setdefault(fragment.get("index", 0), ToolCallFragments())
-        function = fragment.get("function") or {}
-        call.id = call.id or fragment.get("id")
-        call.name = call.name or function.get("name") or ""
-        call.arguments += function.get("arguments") or ""
+
+    calls: list[ToolCallFragments] = field(default_factory=list)
+    by_index: dict[int, ToolCallFragments] = field(default_factory=dict)
+    malformed: int = 0
+
+    def read(self, chunk: Mapping[str, Any]) -> list[Delta]:
+        """Return the chunk's text and thinking as deltas; keep its tool calls."""
+        deltas: list[Delta] = []
+        choices = chunk.get("choices")
+        if choices is None:
+            return deltas
+        if not isinstance(choices, list):
+            self.malformed += 1
+            return deltas
+        for choice in choices:
+            delta = choice.get("delta") if isinstance(choice, dict) else choice
+            if delta is None:
+                continue
+            if not isinstance(delta, dict):
+                self.malformed += 1
+                continue
+            if text := self._text(delta.get("content")):
+                deltas.append({"content": text})
+            if thinking := self._text(delta.get("reasoning_content")):
+                deltas.append({"thinking_content": thinking})
+            fragments = delta.get("tool_calls")
+            if isinstance(fragments, list):
+                for fragment in fragments:
+                    self._add_fragment(fragment)
+            elif fragments is not None:
+                self.malformed += 1
+        return deltas
+
+    def named_calls(self) -> list[ToolCallFragments]:
+        """Return the calls that name a tool; a call without a name is malformed."""
+        named = [call for call in self.calls if call.name]
+        self.malformed += len(self.calls) - len(named)
+        return named
+
+    def _text(self, value: object) -> str:
+        if value is None or isinstance(value, str):
+            return value or ""
+        self.malformed += 1
+        return ""
+
+    def _add_fragment(self, fragment: object) -> None:
+        if not isinstance(fragment, dict):
+            self.malformed += 1
+            return
+        index = fragment.get("index")
+        if isinstance(index, int) and not isinstance(index, bool):
+            call = self.by_index.get(index)
+            if call is None:
+                call = self.by_index[index] = ToolCallFragments()
+                self.calls.append(call)
+        else:
+            call = ToolCallFragments()
+            self.calls.append(call)
+        if isinstance(call_id := fragment.get("id"), str) and call_id:
+            call.id = call.id or call_id
+        function = fragment.get("function")
+        if function is None:
+            return
+        if not isinstance(function, dict):
+            self.malformed += 1
+            return
+        name = function.get("name")
+        if isinstance(name, str):
+            # A name may come in pieces, like the arguments.
+            call.name += name
+        elif name is not None:
+            self.malformed += 1
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call.arguments += arguments
+        elif arguments is not None:
+            call.decoded = arguments
+
+
+def nesting_depth(value: object) -> int:
+    """Return how deeply lists and objects nest in a JSON value, without recursion."""
+    depth = 0
+    level = [value]
+    while level:
+        containers = [item for item in level if isinstance(item, dict | list)]
+        if not containers:
+            break
+        depth += 1
+        if depth > MAX_ARGUMENT_DEPTH:
+            break
+        level = [
+            child
+            for item in containers
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+    return depth
+
+
+def decode_arguments(call: ToolCallFragments) -> tuple[object, str | None]:
+    """Return the call's arguments as a JSON value, or why they cannot be read."""
+    if call.decoded is not None:
+        if call.arguments:
+            return None, "arguments came both as JSON text and as a JSON value"
+        return call.decoded, None
+    try:
+        return json.loads(call.arguments or "{}"), None
+    except json.JSONDecodeError as err:
+        return None, f"arguments are not valid JSON ({err.msg}): {call.arguments[:200]}"
+    except RecursionError:
+        return None, "arguments nest too deeply"
+    except ValueError as err:
+        # Python refuses integers of over 4300 digits.
+        return None, f"arguments are not usable JSON ({err})"
 
 
 def parse_tool_call(
@@ -103,37 +191,41 @@ def parse_tool_call(
     """Return the call's arguments, or why the call cannot be run."""
     if call.name not in offered:
         return {}, f"unknown tool {call.name!r}; offered: {', '.join(sorted(offered))}"
-    try:
-        arguments = json.loads(call.arguments or "{}")
-    except ValueError as err:
-        return {}, f"arguments are not valid JSON ({err.msg}): {call.arguments[:200]}"
+    arguments, error = decode_arguments(call)
+    if error is not None:
+        return {}, error
     if not isinstance(arguments, dict):
-        return {}, f"arguments must be a JSON object, got: {call.arguments[:200]}"
+        return {}, f"arguments must be a JSON object, got: {str(arguments)[:200]}"
+    if nesting_depth(arguments) > MAX_ARGUMENT_DEPTH:
+        return {}, "arguments nest too deeply"
     return arguments, None
 
 
 def tool_inputs_of(
-    calls: dict[int, ToolCallFragments], offered: set[str]
+    calls: list[ToolCallFragments], offered: set[str], used_ids: set[str]
 ) -> tuple[list[llm.ToolInput], list[tuple[llm.ToolInput, str]]]:
     """Return the round's calls for HA, and those it must not run, with why.
 
     A call that cannot run is marked external, so HA leaves it to the agent,
-    which answers it with an error result for the model.
+    which answers it with an error result for the model. A call without an
+    id, or with one already used in the turn, gets a new one, so that each
+    call has its own result message.
     """
     tool_inputs: list[llm.ToolInput] = []
     rejected: list[tuple[llm.ToolInput, str]] = []
-    for index in sorted(calls):
-        call = calls[index]
+    for call in calls:
         arguments, error = parse_tool_call(call, offered)
+        call_id = call.id if call.id and call.id not in used_ids else ulid_now()
+        used_ids.add(call_id)
         tool_input = llm.ToolInput(
             tool_name=call.name,
             tool_args=arguments,
-            id=call.id or ulid_now(),
+            id=call_id,
             external=error is not None,
         )
         tool_inputs.append(tool_input)
         if error is not None:
-            _LOGGER.debug("Not running tool call %s: %s", call.name, error)
+            _LOGGER.debug("Not running tool call %.100r: %s", call.name, error)
             rejected.append((tool_input, error))
     return tool_inputs, rejected
 
@@ -263,10 +355,14 @@ class Turn:
 
     language: str | None
     # Picks the phrase to say for the tools about to run (names, language).
-    announce: Callable[[list[str], str | None], str | None]
+    announce: Callable[[list[str], str | None], Awaitable[str | None]]
     announced: bool = False
     fault: str | None = None
     timings: list[dict[str, Any]] = field(default_factory=list)
+    # Event loop time by which the turn must be answered.
+    deadline: float | None = None
+    # Tool call ids given out in this turn.
+    call_ids: set[str] = field(default_factory=set)
 
     def record_timings(self, timings: dict[str, Any]) -> None:
         """Keep llama-server's timings of a round for the trace, and log them."""
@@ -314,6 +410,7 @@ class DesktopAssistantEntity(Entity):
         makes the model answer in text.
         """
         options = self.options
+        turn.deadline = self.hass.loop.time() + float(options[CONF_TURN_TIMEOUT])
         tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
         offered = {tool["function"]["name"] for tool in tools}
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
@@ -352,38 +449,46 @@ class DesktopAssistantEntity(Entity):
         """Stream one request's answer as ChatLog deltas; faults become text."""
         client = self.entry.runtime_data
         yield {"role": "assistant"}
-        calls: dict[int, ToolCallFragments] = {}
+        answer = Answer()
         streamed_text = False
         try:
             async for chunk in client.async_stream_chat(
-                payload, float(self.options[CONF_REQUEST_TIMEOUT])
+                payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
             ):
-                if timings := chunk.get("timings"):
+                if chunk is None:
+                    answer.malformed += 1
+                    continue
+                if isinstance(timings := chunk.get("timings"), dict):
                     turn.record_timings(timings)
-                for choice in chunk.get("choices") or ():
-                    delta = choice.get("delta") or {}
-                    if text := delta.get("content"):
-                        streamed_text = True
-                        yield {"content": text}
-                    if thinking := delta.get("reasoning_content"):
-                        yield {"thinking_content": thinking}
-                    collect_tool_calls(calls, delta.get("tool_calls") or ())
+                for delta in answer.read(chunk):
+                    streamed_text = streamed_text or "content" in delta
+                    yield delta
         except LlamaServerError as err:
-            turn.fault = FAULT_KINDS[type(err)]
+            turn.fault = err.kind
             _LOGGER.warning("llama-server at %s failed: %r", client.url, err)
-            message = fault_message(turn.fault, turn.language)
+            message = await async_fault_sentence(self.hass, turn.fault, turn.language)
             # Text already streamed stays; the explanation follows it.
             yield {"content": f" {message}" if streamed_text else message}
             return
+        calls = answer.named_calls()
+        if answer.malformed:
+            _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
         if not calls or not offered:
             if not streamed_text:
                 # Something must be said: a voice pipeline cannot speak nothing.
-                yield {"content": fault_message("empty", turn.language)}
+                kind = "unreadable" if answer.malformed else "empty"
+                if answer.malformed:
+                    turn.fault = kind
+                yield {
+                    "content": await async_fault_sentence(
+                        self.hass, kind, turn.language
+                    )
+                }
             return
-        tool_inputs, rejected = tool_inputs_of(calls, offered)
+        tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
         if not turn.announced:
             runnable = [t.tool_name for t in tool_inputs if not t.external]
-            if phrase := turn.announce(runnable, turn.language):
+            if phrase := await turn.announce(runnable, turn.language):
                 turn.announced = True
                 yield {"content": f" {phrase}" if streamed_text else phrase}
         yield {"tool_calls": tool_inputs}

@@ -19,6 +19,7 @@ from homeassistant.helpers.llm import (
     ToolAnnotations,
     ToolInput,
     ToolResult,
+    async_get_apis,
 )
 import probatio
 
@@ -140,3 +141,10 @@ def tool_file_name(tool: Tool) -> str | None:
     while isinstance(tool, NamespacedTool):
         tool = tool.tool
     return tool.tool_name if isinstance(tool, ConfigFolderTool) else None
+
+
+@callback
+def filter_invalid_llm_apis(hass: HomeAssistant, selected_apis: list[str]) -> list[str]:
+    """Return the selected LLM API ids that Home Assistant still has."""
+    valid_llm_apis = {api.id for api in async_get_apis(hass)}
+    return [api for api in selected_apis if api in valid_llm_apis]

@@ -33,14 +33,14 @@ from .const import (
 from .record import DATA_RECORD, InProgress
 from .store import StoreError
 from .tool_folder import async_install_examples, async_load_tools
+from .tools import ArgumentError, parse_arguments
 
 _LOGGER = logging.getLogger(__name__)
 
 RUN_TOOL_SCHEMA = probatio.Schema(
     {
         probatio.Required(ATTR_TOOL): cv.string,
-        # A mapping or JSON text; whatever it is, the registry answers bad
-        # arguments with `error: ...` text rather than an exception.
+        # A mapping or JSON text, checked against the tool's parameters.
         probatio.Optional(ATTR_ARGUMENTS): cv.match_all,
     }
 )
@@ -64,9 +64,28 @@ def async_setup_services(hass: HomeAssistant) -> None:
     """Register the integration's actions."""
 
     async def run_tool(call: ServiceCall) -> ServiceResponse:
+        """Run a tool; a wrong call raises, what the tool answers is the response."""
         registry = hass.data[DATA_TOOLS]
-        name, arguments = call.data[ATTR_TOOL], call.data.get(ATTR_ARGUMENTS)
-        if (spec := registry.get(name)) is not None and spec.changes:
+        name = call.data[ATTR_TOOL]
+        arguments = call.data.get(ATTR_ARGUMENTS)
+        if (spec := registry.get(name)) is None:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="unknown_tool",
+                translation_placeholders={
+                    "tool": name,
+                    "tools": ", ".join(t.name for t in registry.tools) or "-",
+                },
+            )
+        try:
+            parse_arguments(spec, arguments)
+        except ArgumentError as err:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="invalid_arguments",
+                translation_placeholders={"tool": name, "error": str(err)},
+            ) from err
+        if spec.changes:
             # An automation or script is its author's decision: no question.
             _LOGGER.info("Running %s for the run_tool action: %s", name, arguments)
         return {"result": await registry.async_run(name, arguments)}

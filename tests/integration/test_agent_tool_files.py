@@ -113,20 +113,27 @@ async def test_at_most_one_announcement_per_question(agent: Agent) -> None:
 
 
 @pytest.mark.parametrize("agent_options", [options(DOMAIN)])
-async def test_silent_tool_and_unknown_language(agent: Agent) -> None:
+async def test_silent_tool_and_generic_announcement(agent: Agent) -> None:
     agent.server.script = [
         tool_call_reply(("desktop_assistant__now", "{}")),
         text_reply("14:05."),
         tool_call_reply(("desktop_assistant__weather", '{"place": "Paris"}')),
         text_reply("Ensoleillé."),
+        tool_call_reply(("desktop_assistant__weather", '{"place": "Berlin"}')),
+        text_reply("Sonnig."),
     ]
-    first = await agent.ask("Time?")
-    second = await agent.ask("Météo à Paris ?", language="fr")
+    silent = await agent.ask("Time?")
+    french = await agent.ask("Météo à Paris ?", language="fr")
+    german = await agent.ask("Wetter in Berlin?", language="de-CH")
 
-    for result in (first, second):
-        call = agent.chat_log(result.conversation_id)[-3]
-        assert call.tool_calls
-        assert not call.content
+    # A tool file without phrases is silent; one with phrases, but none in
+    # the person's language, says the translated generic one.
+    said = [
+        agent.chat_log(result.conversation_id)[-3]
+        for result in (silent, french, german)
+    ]
+    assert all(call.tool_calls for call in said)
+    assert [call.content for call in said] == [None, "Un instant.", "Einen Moment."]
 
 
 @pytest.mark.parametrize("agent_options", [options(DOMAIN)])

@@ -3,9 +3,12 @@
 from pathlib import Path
 
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import intent, issue_registry as ir, llm
+from homeassistant.helpers.icon import async_get_icons
 from homeassistant.helpers.service import async_get_all_descriptions
 from homeassistant.helpers.translation import async_get_translations
+import pytest
 
 from custom_components.desktop_assistant.llm import tool_file_name
 
@@ -34,23 +37,73 @@ async def test_run_tool_response_data(
     }
 
 
-async def test_run_tool_errors_are_response_data(
+async def assert_refused(
+    hass: HomeAssistant, data: dict, key: str, placeholders: dict[str, str]
+) -> str:
+    """Assert run_tool raises the translated validation error; return its text."""
+    with pytest.raises(ServiceValidationError) as raised:
+        await run_tool(hass, data)
+    assert raised.value.translation_domain == DOMAIN
+    assert raised.value.translation_key == key
+    assert raised.value.translation_placeholders == placeholders
+    return str(raised.value)
+
+
+async def test_run_tool_wrong_calls_raise(
     hass: HomeAssistant, tool_folder: Path, setup_integration: Setup
 ) -> None:
     await setup_integration()
-    assert await run_tool(hass, {"tool": "forecast"}) == {
-        "result": "error: unknown tool 'forecast' (tools: weather)"
+    message = await assert_refused(
+        hass,
+        {"tool": "forecast"},
+        "unknown_tool",
+        {"tool": "forecast", "tools": "weather"},
+    )
+    assert message == (
+        "There is no tool forecast in the desktop_assistant config folder "
+        "(tools: weather)"
+    )
+    message = await assert_refused(
+        hass,
+        {"tool": "weather", "arguments": "{place: Rome}"},
+        "invalid_arguments",
+        {
+            "tool": "weather",
+            "error": "arguments are not valid JSON: Expecting property name "
+            "enclosed in double quotes (line 1, column 2)",
+        },
+    )
+    assert message.startswith("The arguments for the tool weather do not fit it: ")
+    await assert_refused(
+        hass,
+        {"tool": "weather", "arguments": ["Rome"]},
+        "invalid_arguments",
+        {"tool": "weather", "error": "arguments must be a JSON object"},
+    )
+    await assert_refused(
+        hass,
+        {"tool": "weather", "arguments": {"days": "two"}},
+        "invalid_arguments",
+        {
+            "tool": "weather",
+            "error": "parameter 'days' must be an integer, got \"two\"",
+        },
+    )
+    # The next call works.
+    assert await run_tool(hass, {"tool": "weather", "arguments": {"days": 2}}) == {
+        "result": "Weather in Bologna in 2 days: sunny"
     }
-    assert await run_tool(hass, {"tool": "weather", "arguments": "{place: Rome}"}) == {
-        "result": "error: arguments are not valid JSON: Expecting property name "
-        "enclosed in double quotes (line 1, column 2)"
-    }
-    assert await run_tool(hass, {"tool": "weather", "arguments": ["Rome"]}) == {
-        "result": "error: arguments must be a JSON object"
-    }
-    assert await run_tool(hass, {"tool": "weather", "arguments": {"days": "two"}}) == {
-        "result": "error: parameter 'days' must be an integer, got \"two\""
-    }
+
+
+async def test_run_tool_failure_is_response_data(
+    hass: HomeAssistant, tool_folder: Path, setup_integration: Setup
+) -> None:
+    await setup_integration()
+    response = await run_tool(
+        hass, {"tool": "weather", "arguments": {"place": "Atlantis"}}
+    )
+    assert response["result"].startswith("error:")
+    assert "no such city: Atlantis" in response["result"]
 
 
 async def test_broken_file_raises_a_repairs_issue(
@@ -79,9 +132,9 @@ async def test_broken_file_raises_a_repairs_issue(
     assert await run_tool(
         hass, {"tool": "weather", "arguments": {"place": "Rome"}}
     ) == {"result": "Weather in Rome in 0 days: sunny"}
-    assert await run_tool(hass, {"tool": "search"}) == {
-        "result": "error: unknown tool 'search' (tools: weather)"
-    }
+    await assert_refused(
+        hass, {"tool": "search"}, "unknown_tool", {"tool": "search", "tools": "weather"}
+    )
 
 
 async def test_config_file_issue(
@@ -118,9 +171,12 @@ async def test_reload_reads_the_folder_again(
 
     assert issues.async_get_issue(DOMAIN, "invalid_file_tools_now_toml") is None
     assert await run_tool(hass, {"tool": "now"}) == {"result": "today"}
-    assert await run_tool(hass, {"tool": "weather"}) == {
-        "result": "error: unknown tool 'weather' (tools: moon, now)"
-    }
+    await assert_refused(
+        hass,
+        {"tool": "weather"},
+        "unknown_tool",
+        {"tool": "weather", "tools": "moon, now"},
+    )
     intent_types = {handler.intent_type for handler in intent.async_get(hass)}
     assert {"DesktopAssistantNow", "DesktopAssistantMoon"} <= intent_types
     assert "DesktopAssistantWeather" not in intent_types
@@ -162,3 +218,8 @@ async def test_actions_and_issues_are_described(
     assert title.format(file="tools/x.toml") == "Tool file tools/x.toml is disabled"
     description = texts[f"component.{DOMAIN}.issues.invalid_config_file.description"]
     assert "{file}" in description and "{problems}" in description
+    icons = await async_get_icons(hass, "services", [DOMAIN])
+    assert icons[DOMAIN] == {
+        "reload": {"service": "mdi:reload"},
+        "run_tool": {"service": "mdi:tools"},
+    }

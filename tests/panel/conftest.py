@@ -9,14 +9,13 @@ import threading
 from typing import Any
 
 from aiohttp import web
-
 import pytest
 import pytest_socket
 
 from ..llama_server import LlamaServerStandIn, text_reply
 from .browser import Page, chromium
-from .seed import seed_record
 from .home_assistant import HomeAssistantProcess, Tokens, running
+from .seed import seed_record
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "panel"
 ADMIN = ("anouk", "admin-password-1")
@@ -116,9 +115,7 @@ def admin_tokens(home_assistant: HomeAssistantProcess) -> Tokens:
 
 
 @pytest.fixture(scope="module")
-def member_tokens(
-    home_assistant: HomeAssistantProcess, admin_tokens: Tokens
-) -> Tokens:
+def member_tokens(home_assistant: HomeAssistantProcess, admin_tokens: Tokens) -> Tokens:
     """A household member who is not an administrator."""
     user = asyncio.run(
         home_assistant.websocket(

@@ -177,7 +177,10 @@ class HomeAssistantProcess:
         for step, body in (
             ("core_config", {}),
             ("analytics", {}),
-            ("integration", {"client_id": self.client_id, "redirect_uri": self.client_id}),
+            (
+                "integration",
+                {"client_id": self.client_id, "redirect_uri": self.client_id},
+            ),
         ):
             self.request("POST", f"/api/onboarding/{step}", body, tokens.access_token)
         # Keep the test's port as the confirmed HTTP configuration, as the
@@ -236,4 +239,3 @@ def running(config_dir: Path) -> Iterator[HomeAssistantProcess]:
         yield process
     finally:
         process.stop()
-

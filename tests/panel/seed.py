@@ -1,8 +1,8 @@
 """A household's record, written before Home Assistant starts, through the record's own code."""
 
 import contextlib
-import sqlite3
 from pathlib import Path
+import sqlite3
 import time
 
 from custom_components.desktop_assistant.const import TOOLS_FOLDER
@@ -48,7 +48,12 @@ def seed_record(config_dir: Path) -> dict[str, str]:
             f"filler-{number:02d}",
             now - 86400 * 3 - number * 600,
             [
-                Entry("user", now - 86400 * 3 - number * 600, f"Small talk number {number}", source="text"),
+                Entry(
+                    "user",
+                    now - 86400 * 3 - number * 600,
+                    f"Small talk number {number}",
+                    source="text",
+                ),
                 Entry("assistant", now - 86400 * 3 - number * 600 + 1, "Nice to chat."),
             ],
         )
@@ -60,7 +65,12 @@ def seed_record(config_dir: Path) -> dict[str, str]:
             "kitchen-weather",
             kitchen_at,
             [
-                Entry("user", kitchen_at, "What's the weather tomorrow in Utrecht?", source="speech"),
+                Entry(
+                    "user",
+                    kitchen_at,
+                    "What's the weather tomorrow in Utrecht?",
+                    source="speech",
+                ),
                 Entry(
                     "tool_call",
                     kitchen_at + 1,
@@ -69,7 +79,11 @@ def seed_record(config_dir: Path) -> dict[str, str]:
                     tool_result="Utrecht tomorrow: drizzle, 12 °C",
                     tool_error=False,
                 ),
-                Entry("assistant", kitchen_at + 2, "Tomorrow Utrecht gets light rain and 12 degrees."),
+                Entry(
+                    "assistant",
+                    kitchen_at + 2,
+                    "Tomorrow Utrecht gets light rain and 12 degrees.",
+                ),
             ],
             channel="voice",
             device=("satellite-kitchen", "Kitchen satellite"),
@@ -81,9 +95,24 @@ def seed_record(config_dir: Path) -> dict[str, str]:
             "film-night",
             film_at,
             [
-                Entry("user", film_at, "Which film did we say we'd watch, Perfect Days?", source="text"),
-                Entry("assistant", film_at + 1, "It was Perfect Days, by Wim", interrupted=True),
-                Entry("fault", film_at + 2, "Sorry, my connection to the language model was cut off.", fault="stream_cut"),
+                Entry(
+                    "user",
+                    film_at,
+                    "Which film did we say we'd watch, Perfect Days?",
+                    source="text",
+                ),
+                Entry(
+                    "assistant",
+                    film_at + 1,
+                    "It was Perfect Days, by Wim",
+                    interrupted=True,
+                ),
+                Entry(
+                    "fault",
+                    film_at + 2,
+                    "Sorry, my connection to the language model was cut off.",
+                    fault="stream_cut",
+                ),
             ],
         )
     )
@@ -117,7 +146,13 @@ HOSTILE = """Pasted from a web page:
 def seed_memory(connection: sqlite3.Connection, now: float) -> None:
     """The household's pages: linked people, a dangling link, pasted markup."""
     with transaction(connection):
-        pages.remember(connection, "profile", "The household speaks Dutch and English", "2026-11-01", now)
+        pages.remember(
+            connection,
+            "profile",
+            "The household speaks Dutch and English",
+            "2026-11-01",
+            now,
+        )
         for name, kind, text, aliases in (
             ("Anouk", "person", ANOUK, ["Nouk"]),
             ("Sara", "person", "Sara lives with [[Anouk|her sister]]'s cat.\n", []),
@@ -126,5 +161,11 @@ def seed_memory(connection: sqlite3.Connection, now: float) -> None:
             ("Garden", "place", GARDEN, []),
         ):
             pages.create_page(
-                connection, name, kind, text=text, aliases=aliases, now=now, author="person"
+                connection,
+                name,
+                kind,
+                text=text,
+                aliases=aliases,
+                now=now,
+                author="person",
             )

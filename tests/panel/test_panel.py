@@ -9,8 +9,8 @@ from selenium import webdriver
 
 from .browser import Page, chromium
 from .conftest import SchemaAnsweringStandIn
-from .seed import FILLER
 from .home_assistant import HomeAssistantProcess, Tokens
+from .seed import FILLER
 
 PANEL_ITEM = "#sidebar-panel-desktop-assistant"
 PHONE_WIDTH = 390
@@ -66,24 +66,37 @@ def test_conversations_list_filter_search_open_delete(
     assert rows[:2] == ["film-night", "kitchen-weather"]
     assert len(rows) == 25
     page.find("[data-action=more]").click()
-    page.wait_for(lambda: len(conversation_rows(page)) == FILLER + 2, what="the second page")
+    page.wait_for(
+        lambda: len(conversation_rows(page)) == FILLER + 2, what="the second page"
+    )
 
     # Channel filter; paging keeps it.
     page.choose("[data-field=channel]", "voice")
-    page.wait_for(lambda: conversation_rows(page) == ["kitchen-weather"], what="voice only")
+    page.wait_for(
+        lambda: conversation_rows(page) == ["kitchen-weather"], what="voice only"
+    )
     page.choose("[data-field=channel]", "")
     # Device filter.
-    page.wait_for(lambda: page.find_all("[data-field=device] option[value=satellite-kitchen]"))
+    page.wait_for(
+        lambda: page.find_all("[data-field=device] option[value=satellite-kitchen]")
+    )
     page.choose("[data-field=device]", "satellite-kitchen")
-    page.wait_for(lambda: conversation_rows(page) == ["kitchen-weather"], what="kitchen only")
+    page.wait_for(
+        lambda: conversation_rows(page) == ["kitchen-weather"], what="kitchen only"
+    )
     page.choose("[data-field=device]", "")
     # Full-text search: an argument value finds it, a tool result does not.
     search = page.find("[data-field=query]")
     search.send_keys("utrecht\n")
-    page.wait_for(lambda: conversation_rows(page) == ["kitchen-weather"], what="search hit")
+    page.wait_for(
+        lambda: conversation_rows(page) == ["kitchen-weather"], what="search hit"
+    )
     search.clear()
     search.send_keys("drizzle\n")
-    page.wait_for(lambda: page.find_all("[data-list=conversations] li.empty"), what="no hit in results")
+    page.wait_for(
+        lambda: page.find_all("[data-list=conversations] li.empty"),
+        what="no hit in results",
+    )
     search.clear()
     search.send_keys("\n")
     page.find("[data-conversation=kitchen-weather]").click()
@@ -117,7 +130,9 @@ def test_conversations_list_filter_search_open_delete(
     assert "film-night" in conversation_rows(page)
     page.find("[data-action=delete]").click()
     page.find(".modal [data-action=confirm]").click()
-    page.wait_for(lambda: "film-night" not in conversation_rows(page), what="the delete")
+    page.wait_for(
+        lambda: "film-night" not in conversation_rows(page), what="the delete"
+    )
     gone = websocket(
         home_assistant,
         admin_tokens,
@@ -134,7 +149,9 @@ def websocket(
 
 
 def page_named(home_assistant: HomeAssistantProcess, tokens: Tokens, name: str) -> Any:
-    listed = websocket(home_assistant, tokens, type="desktop_assistant/memory/pages/list")
+    listed = websocket(
+        home_assistant, tokens, type="desktop_assistant/memory/pages/list"
+    )
     (summary,) = [page for page in listed["pages"] if page["name"] == name]
     return websocket(
         home_assistant,
@@ -204,7 +221,9 @@ def test_memory_pages_links_edit_history_rename_delete(
     )
     page.find("[data-action=save]").click()
     page.find("[data-warning=changed]")
-    assert "Moved to a new flat" in page.find("[data-detail=page] [data-field=text]").get_attribute("value")
+    assert "Moved to a new flat" in page.find(
+        "[data-detail=page] [data-field=text]"
+    ).get_attribute("value")
     page.find("[data-action=overwrite]").click()
     page.wait_for(lambda: "Moved to a new flat" in page_text(page), what="overwrite")
     assert "Someone else's note" not in page_text(page)
@@ -257,8 +276,12 @@ def test_memory_pages_links_edit_history_rename_delete(
     assert confirm.is_enabled()
     confirm.click()
     page.wait_for(lambda: not page.find_all("[data-deleted='Red bike']"), what="gone")
-    listed = websocket(home_assistant, admin_tokens, type="desktop_assistant/memory/pages/list")
-    assert "Red bike" not in [each["name"] for each in listed["pages"] + listed["deleted"]]
+    listed = websocket(
+        home_assistant, admin_tokens, type="desktop_assistant/memory/pages/list"
+    )
+    assert "Red bike" not in [
+        each["name"] for each in listed["pages"] + listed["deleted"]
+    ]
 
 
 def test_markup_in_a_page_is_shown_as_text_and_never_run(
@@ -287,9 +310,7 @@ def notes_for(body: dict[str, Any]) -> dict[str, Any]:
     if "Utrecht" not in transcript:
         return {"notes": []}
     return {
-        "notes": [
-            {"page": "Utrecht", "type": "place", "fact": "Rain is common there"}
-        ]
+        "notes": [{"page": "Utrecht", "type": "place", "fact": "Rain is common there"}]
     }
 
 
@@ -341,7 +362,9 @@ def test_nightly_run_diff_sources_and_revert(
     garden = page.find("[data-run-page=Garden]")
     assert "- - 2026-11-06: The hose leaks" in garden.text
     assert "+ " + GARDEN_TIDY.strip() in garden.text
-    assert "fixed since" in page.find("[data-run-page=Garden] [data-field=dropped]").text
+    assert (
+        "fixed since" in page.find("[data-run-page=Garden] [data-field=dropped]").text
+    )
     page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]")
     page.screenshot(artifacts / "nightly.png")
 
@@ -354,8 +377,10 @@ def test_nightly_run_diff_sources_and_revert(
     )
     page.find("[data-list=runs] li[data-run]").click()
     page.wait_for(
-        lambda: page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]").text
-        == "gone",
+        lambda: (
+            page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]").text
+            == "gone"
+        ),
         what="the gone mark",
     )
 
@@ -379,7 +404,12 @@ def test_dark_mode_on_a_phone(
         # A phone's screen: headless windows are at least 500 pixels wide.
         driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
-            {"width": PHONE_WIDTH, "height": 844, "deviceScaleFactor": 2, "mobile": True},
+            {
+                "width": PHONE_WIDTH,
+                "height": 844,
+                "deviceScaleFactor": 2,
+                "mobile": True,
+            },
         )
         page = Page(driver, home_assistant.base_url)
         page.log_in(admin_tokens.frontend_storage(home_assistant.base_url))
@@ -392,12 +422,14 @@ def test_dark_mode_on_a_phone(
         page.find("[data-list=conversations] li[data-conversation]").click()
         page.find("[data-detail=conversation] [data-entry=user]")
         background = page.wait_for(
-            lambda: luminance(
-                driver.execute_script(
-                    "return getComputedStyle(arguments[0]).backgroundColor", panel
+            lambda: (
+                luminance(
+                    driver.execute_script(
+                        "return getComputedStyle(arguments[0]).backgroundColor", panel
+                    )
                 )
-            )
-            < 0.2,
+                < 0.2
+            ),
             what="a dark background",
         )
         assert background
@@ -412,5 +444,7 @@ def test_dark_mode_on_a_phone(
 
 def luminance(css_color: str) -> float:
     """Relative brightness, 0 to 1, of an `rgb(...)` colour."""
-    red, green, blue = (int(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3])
+    red, green, blue = (
+        int(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3]
+    )
     return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255

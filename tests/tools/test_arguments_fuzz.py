@@ -1,13 +1,11 @@
 """Fuzzing tool-argument parsing: whatever arrives, values or ArgumentError.
 
-500 examples per test in CI; FUZZ_EXAMPLES=10000 for a nightly-sized run.
+500 examples per test in CI; HYPOTHESIS_PROFILE=nightly for 10,000 (tests/fuzz.py).
 """
 
 import json
-import os
 
 from hypothesis import HealthCheck, given, settings, strategies as st
-import pytest
 
 from custom_components.desktop_assistant.tools import (
     ArgumentError,
@@ -17,12 +15,12 @@ from custom_components.desktop_assistant.tools import (
 from custom_components.desktop_assistant.tools.loader import parse_tool
 from custom_components.desktop_assistant.tools.spec import ToolSpec
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES") or 500)
-# About 25 ms an example on a busy 2-core machine; the default limit is 120 s.
-pytestmark = pytest.mark.timeout(max(120, EXAMPLES // 10))
+from ..fuzz import FUZZ_TIMEOUT
+
+pytestmark = FUZZ_TIMEOUT
+# The profile's size and deadline; large argument values are the point here.
 FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
+    settings.default,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 

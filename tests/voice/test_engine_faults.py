@@ -17,8 +17,6 @@ import logging
 from homeassistant.components.assist_pipeline import PipelineEventType
 import pytest
 
-from custom_components.desktop_assistant.const import FAULT_MESSAGES
-
 from ..llama_server import Reply, error_body, text_reply
 from .conftest import VOICE, VoiceAssistant
 from .satellite import Run, reply_samples, set_voice, utterance_wav
@@ -91,7 +89,7 @@ async def test_llama_server_error_then_back(voice: VoiceAssistant) -> None:
         Reply(status=500, body=error_body(500, "out of memory", "server_error")),
         text_reply(ANSWER),
     ]
-    fault = FAULT_MESSAGES["server_error"]["en"]
+    fault = "Sorry, the language model server reported an error."
 
     failed = await voice.satellite.ask(utterance_wav())
 

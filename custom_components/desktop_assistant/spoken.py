@@ -1,0 +1,39 @@
+"""What the agent itself says, read from the translations' `exceptions`.
+
+Fault sentences and the announcement said when a tool file has none in the
+person's language live in strings.json (`exceptions`) and its translations,
+so a new language is a translation file, not code.
+"""
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.translation import async_get_translations
+
+from .const import DOMAIN
+
+# Said if a key were missing from every translation, so the agent never fails
+# for want of a sentence.
+LAST_RESORT = "Sorry, something went wrong."
+
+
+def translation_language(language: str | None) -> str:
+    """Return the translation file's language for a conversation language.
+
+    The files are named by language only (`it.json`), so `it-IT` reads `it`;
+    English fills whatever a file lacks.
+    """
+    return (language or "en").replace("_", "-").split("-", 1)[0].lower() or "en"
+
+
+async def async_spoken_text(hass: HomeAssistant, key: str, language: str | None) -> str:
+    """Return the text of the `exceptions` entry `key` in the person's language."""
+    translations = await async_get_translations(
+        hass, translation_language(language), "exceptions", [DOMAIN]
+    )
+    return translations.get(f"component.{DOMAIN}.exceptions.{key}.message", LAST_RESORT)
+
+
+async def async_fault_sentence(
+    hass: HomeAssistant, kind: str, language: str | None
+) -> str:
+    """Return what the person hears for a kind of fault (LlamaServerError.kind)."""
+    return await async_spoken_text(hass, f"fault_{kind}", language)
