@@ -103,7 +103,7 @@ class DesktopAssistantConversationEntity(
             raise
         finally:
             if recording is not None:
-                recording.async_end(turn.fault)
+                recording.async_end(turn.fault, turn.fault_sentence)
 
     def _async_begin_recording(
         self,

@@ -358,6 +358,8 @@ class Turn:
     announce: Callable[[list[str], str | None], Awaitable[str | None]]
     announced: bool = False
     fault: str | None = None
+    # What the person heard about the fault; the record splits it off the reply.
+    fault_sentence: str | None = None
     timings: list[dict[str, Any]] = field(default_factory=list)
     # Event loop time by which the turn must be answered.
     deadline: float | None = None
@@ -467,6 +469,7 @@ class DesktopAssistantEntity(Entity):
             turn.fault = err.kind
             _LOGGER.warning("llama-server at %s failed: %r", client.url, err)
             message = await async_fault_sentence(self.hass, turn.fault, turn.language)
+            turn.fault_sentence = message
             # Text already streamed stays; the explanation follows it.
             yield {"content": f" {message}" if streamed_text else message}
             return
@@ -477,13 +480,11 @@ class DesktopAssistantEntity(Entity):
             if not streamed_text:
                 # Something must be said: a voice pipeline cannot speak nothing.
                 kind = "unreadable" if answer.malformed else "empty"
+                message = await async_fault_sentence(self.hass, kind, turn.language)
                 if answer.malformed:
                     turn.fault = kind
-                yield {
-                    "content": await async_fault_sentence(
-                        self.hass, kind, turn.language
-                    )
-                }
+                    turn.fault_sentence = message
+                yield {"content": message}
             return
         tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
         if not turn.announced:

@@ -427,8 +427,12 @@ class TurnRecording:
     ended: bool = field(default=False)
 
     @callback
-    def async_end(self, fault: str | None = None) -> None:
+    def async_end(
+        self, fault: str | None = None, fault_sentence: str | None = None
+    ) -> None:
         """Record the question, replies, tool calls and fault of the turn.
+
+        `fault_sentence` is what the agent said about the fault, if anything.
 
         One write per turn, queued when the turn is over: while it runs, the
         database work does not compete with it.
@@ -437,7 +441,9 @@ class TurnRecording:
             return
         self.ended = True
         now = dt_util.utcnow().timestamp()
-        entries = turn_entries(self.chat_log.content[self.index :], fault, now)
+        entries = turn_entries(
+            self.chat_log.content[self.index :], fault, fault_sentence, now
+        )
         self.record.async_enqueue_turn(
             TurnWrite(self.start, now, [self.question, *entries])
         )

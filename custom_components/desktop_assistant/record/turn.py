@@ -6,7 +6,6 @@ from homeassistant.components import conversation
 from homeassistant.helpers import llm
 from homeassistant.helpers.json import json_dumps
 
-from ..const import FAULT_MESSAGES
 from .models import MAX_TOOL_RESULT, Entry
 
 
@@ -21,7 +20,10 @@ def user_entry(content: conversation.UserContent, spoken: bool) -> Entry:
 
 
 def turn_entries(
-    content: Sequence[conversation.Content], fault: str | None, now: float
+    content: Sequence[conversation.Content],
+    fault: str | None,
+    fault_sentence: str | None,
+    now: float,
 ) -> list[Entry]:
     """The entries of the chat log content after the person's question.
 
@@ -55,7 +57,7 @@ def turn_entries(
                 )
             )
     if fault is not None:
-        entries = split_fault(entries, fault, now)
+        entries = split_fault(entries, fault, fault_sentence, now)
     return entries
 
 
@@ -73,15 +75,15 @@ def result_text(content: conversation.ToolResultContent) -> str:
     return text[:MAX_TOOL_RESULT]
 
 
-def split_fault(entries: list[Entry], fault: str, now: float) -> list[Entry]:
+def split_fault(
+    entries: list[Entry], fault: str, message: str | None, now: float
+) -> list[Entry]:
     """Split the fault message off the last reply; mark what remains interrupted."""
-    messages = FAULT_MESSAGES.get(fault, {}).values()
     for index in range(len(entries) - 1, -1, -1):
         entry = entries[index]
         if entry.kind != "assistant" or entry.text is None:
             continue
-        message = next((m for m in messages if entry.text.endswith(m)), None)
-        if message is None:
+        if not message or not entry.text.endswith(message):
             break
         said = entry.text[: -len(message)].strip()
         fault_entry = Entry(kind="fault", at=entry.at, text=message, fault=fault)
