@@ -225,10 +225,16 @@ class Generator:
         finish: list[str] = []
 
         async def read() -> None:
+            # The attempt's own bound is `attempt_timeout`, raced below.
             async for chunk in self.client.async_stream_chat(
-                payload, self.attempt_timeout
+                payload, self.attempt_timeout, None
             ):
-                timings.update(chunk.get("timings") or {})
+                if chunk is None:
+                    # An event that was not JSON: what is missing makes the
+                    # answer fail its check.
+                    continue
+                if isinstance(timings_part := chunk.get("timings"), dict):
+                    timings.update(timings_part)
                 for choice in chunk.get("choices") or ():
                     if piece := (choice.get("delta") or {}).get("content"):
                         pieces.append(piece)
