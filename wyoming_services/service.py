@@ -3,6 +3,7 @@
 import argparse
 import asyncio
 from collections.abc import Callable, Coroutine
+import contextlib
 from importlib import metadata
 import json
 import logging
@@ -147,10 +148,8 @@ class GuardedEventHandler(AsyncEventHandler):
             return True
 
     async def _send_error(self, text: str, code: str) -> None:
-        try:
+        with contextlib.suppress(ConnectionError):
             await self.write_event(Error(text=text, code=code).event())
-        except ConnectionError:
-            pass
 
 
 def common_arguments(description: str, default_uri: str) -> argparse.ArgumentParser:
