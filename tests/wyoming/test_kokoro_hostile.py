@@ -119,9 +119,9 @@ async def test_sentence_longer_than_kokoros_window_is_spoken_whole(
         ]
         samples = len(pcm_of(events))
         # Every phoneme but the spaces where the text was cut is spoken.
-        # Kokoro reads a pad before and after each piece.
+        # Kokoro reads a pad before and after each piece (clause or part).
         spoken = samples / SAMPLES_PER_PHONEME
-        assert spoken == pytest.approx(len(phonemes), abs=20)
+        assert spoken == pytest.approx(len(phonemes), abs=50)
         assert await speaks(client)
 
 

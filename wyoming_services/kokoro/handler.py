@@ -23,7 +23,7 @@ from wyoming.tts import (
 from ..service import BadEventError, GuardedEventHandler
 from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech
 from .language import AutoVoice
-from .splitter import TextSplitter, split_text
+from .splitter import TextSplitter, clauses, split_text
 from .voices import AUTO, Voice, VoiceCatalog
 
 _LOGGER = logging.getLogger(__name__)
@@ -36,10 +36,10 @@ SAMPLES_PER_CHUNK = 12000
 # spoken as it is: the agent's announcement before a tool call would
 # otherwise wait for the tool's answer, the very wait it is meant to fill.
 SENTENCE_PAUSE = 0.1
-# While Kokoro has nothing to speak, a clause this long (about three words)
-# is spoken without waiting for the end of its sentence: the first audio of
-# a reply comes after its first clause, and a long sentence is spoken clause
-# by clause while Kokoro would otherwise wait.
+# Sentences are spoken clause by clause (see `clauses`), and while Kokoro
+# has nothing to speak the clauses of the sentence being written are spoken
+# without waiting for its end. A clause is at least this long (three words
+# or so); "Sure," is spoken with what follows it.
 MIN_CLAUSE = 16
 
 
@@ -146,15 +146,19 @@ class _TextStream:
     def speak_pending(self) -> None:
         """Hand the text held back so far to the speaker as one sentence."""
         self.pause = None
-        if rest := self.splitter.finish():
-            self.sentences.put_nowait(rest)
+        self.speak(self.splitter.finish())
+
+    def speak(self, sentence: str) -> None:
+        """Queue a sentence for the worker, clause by clause."""
+        for clause in clauses(sentence, MIN_CLAUSE):
+            self.sentences.put_nowait(clause)
 
     def speak_clauses_if_waiting(self) -> None:
         """Give the waiting worker the clauses written so far."""
         if not self.waiting or not self.sentences.empty():
             return
-        if clauses := self.splitter.take_clauses(MIN_CLAUSE):
-            self.sentences.put_nowait(clauses)
+        if written := self.splitter.take_clauses(MIN_CLAUSE):
+            self.speak(written)
 
 
 class KokoroEventHandler(GuardedEventHandler):
@@ -237,7 +241,12 @@ class KokoroEventHandler(GuardedEventHandler):
             AudioStart(rate=RATE, width=WIDTH, channels=CHANNELS).event()
         )
         previous = None
-        for sentence in filter(_speakable, split_text(synthesize.text)):
+        pieces = (
+            clause
+            for sentence in split_text(synthesize.text)
+            for clause in clauses(sentence, MIN_CLAUSE)
+        )
+        for sentence in filter(_speakable, pieces):
             try:
                 speech = await self._engine.speak(sentence, voice, previous)
             except EngineError as err:
@@ -274,7 +283,7 @@ class KokoroEventHandler(GuardedEventHandler):
             return  # refused at its start: nothing of it is spoken
         stream.stop_waiting_for_pause()
         for sentence in stream.splitter.add(text):
-            stream.sentences.put_nowait(sentence)
+            stream.speak(sentence)
         if stream.splitter.ends_sentence():
             stream.pause = asyncio.get_running_loop().call_later(
                 SENTENCE_PAUSE, stream.speak_pending

@@ -86,3 +86,24 @@ def split_text(text: str) -> list[str]:
     if rest := splitter.finish():
         sentences.append(rest)
     return sentences
+
+
+def clauses(sentence: str, min_characters: int) -> list[str]:
+    """The sentence cut after each clause, no piece shorter than `min_characters`.
+
+    Kokoro takes about as long as the audio lasts on a small machine: spoken
+    clause by clause, the first audio comes after the first clause, and
+    each next clause is ready before the one playing ends.
+    """
+    pieces: list[str] = []
+    start = 0
+    for match in CLAUSE_END.finditer(sentence):
+        if match.end() - start >= min_characters:
+            pieces.append(sentence[start : match.end()].strip())
+            start = match.end()
+    rest = sentence[start:].strip()
+    if pieces and len(rest) < min_characters:
+        pieces[-1] = f"{pieces[-1]} {rest}".strip()
+    elif rest:
+        pieces.append(rest)
+    return pieces
