@@ -31,7 +31,9 @@ into Kokoro while the agent writes) and a short one (spoken after the agent
 ends). No VAD: end of speech is the end of the recording.
 
 The real model is slow on a small machine: it gets a tenth of the runs (at
-least one) and one warm-up.
+least one) and one warm-up. The short reply is the same text every run:
+after the warm-up Home Assistant's TTS cache answers it, so its last step
+measures the cache, not Kokoro.
 
 Run: scripts/bench voice_pipeline [--runs 50] [--skip-real]
 """
@@ -281,69 +283,69 @@ def print_table(
 async def main(
     runs: int, whisper_delay: float, llama_delay: float, skip_real: bool
 ) -> None:
-    """Assemble the pipeline per Kokoro model, run each reply, print the tables."""
+    """Run each reply `runs` times per Kokoro model; print the tables.
+
+    One Home Assistant and agent (a second one in the process would not set
+    up); per model fresh services, Wyoming entries and pipeline.
+    """
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         configs = await kokoro_configs(folder, skip_real)
-        for model, kokoro in configs.items():
-            real = model == "real"
-            results = await run_model(
-                folder,
-                kokoro,
-                runs=max(1, runs // 10) if real else runs,
-                warm_up=1 if real else WARM_UP,
-                kokoro_timings=3 if real else KOKORO_TIMINGS,
-                whisper_delay=whisper_delay,
-                llama_delay=llama_delay,
-            )
-            print_table(model, results, whisper_delay, llama_delay)
+        async with (
+            running_home_assistant() as hass,
+            serve_whisper(WhisperServerStandIn(delay=whisper_delay)) as whisper,
+            serve(LlamaServerStandIn()) as llama,
+            aiohttp.ClientSession() as session,
+        ):
+            whisper.speech = " What's the weather in Rome?"
+            whisper.spoken_language = "en"
+            agent_id = await add_agent(hass, llama)
+            for model, kokoro in configs.items():
+                real = model == "real"
+                async with wyoming_services(folder, whisper.url, kokoro) as services:
+                    stt, tts, config = services
+                    satellite = await assemble(hass, agent_id, session, stt, tts)
+                    results = await run_replies(
+                        satellite,
+                        llama,
+                        config,
+                        runs=max(1, runs // 10) if real else runs,
+                        warm_up=1 if real else WARM_UP,
+                        kokoro_timings=3 if real else KOKORO_TIMINGS,
+                        llama_delay=llama_delay,
+                    )
+                print_table(model, results, whisper_delay, llama_delay)
         if "real" not in configs:
             print("\nKokoro real model: not run (--skip-real, or not installed)")
 
 
-async def run_model(
-    folder: Path,
-    kokoro: str,
+async def run_replies(
+    satellite: Satellite,
+    llama: LlamaServerStandIn,
+    config: Path,
     *,
     runs: int,
     warm_up: int,
     kokoro_timings: int,
-    whisper_delay: float,
     llama_delay: float,
 ) -> dict[str, tuple[list[Sample], list[float]]]:
-    """Each reply through a fresh Home Assistant and fresh services."""
-    async with (
-        running_home_assistant() as hass,
-        serve_whisper(WhisperServerStandIn(delay=whisper_delay)) as whisper,
-        serve(LlamaServerStandIn()) as llama,
-        wyoming_services(folder, whisper.url, kokoro) as (stt, tts, config),
-        aiohttp.ClientSession() as session,
-    ):
-        whisper.speech = " What's the weather in Rome?"
-        whisper.spoken_language = "en"
-        satellite = await assemble(hass, llama, session, stt, tts)
-        results: dict[str, tuple[list[Sample], list[float]]] = {}
-        for name, reply in (("long", LONG_REPLY), ("short", SHORT_REPLY)):
-            for _ in range(warm_up):
-                await measure(satellite, llama, reply, llama_delay)
-            samples = [
-                await measure(satellite, llama, reply, llama_delay) for _ in range(runs)
-            ]
-            kokoro_times = await kokoro_synthesis(
-                config, first_spoken(reply), kokoro_timings
-            )
-            results[name] = (samples, kokoro_times)
+    """Each reply through the pipeline, and Kokoro's own time for it."""
+    results: dict[str, tuple[list[Sample], list[float]]] = {}
+    for name, reply in (("long", LONG_REPLY), ("short", SHORT_REPLY)):
+        for _ in range(warm_up):
+            await measure(satellite, llama, reply, llama_delay)
+        samples = [
+            await measure(satellite, llama, reply, llama_delay) for _ in range(runs)
+        ]
+        kokoro_times = await kokoro_synthesis(
+            config, first_spoken(reply), kokoro_timings
+        )
+        results[name] = (samples, kokoro_times)
     return results
 
 
-async def assemble(
-    hass: HomeAssistant,
-    llama: LlamaServerStandIn,
-    session: aiohttp.ClientSession,
-    stt_port: int,
-    tts_port: int,
-) -> Satellite:
-    """The agent with a tool file, both Wyoming entries, a pipeline, a satellite."""
+async def add_agent(hass: HomeAssistant, llama: LlamaServerStandIn) -> str:
+    """The agent with a tool file; Home Assistant started (it serves HTTP)."""
     tools = Path(hass.config.path(DOMAIN, "tools"))
     await asyncio.to_thread(tools.mkdir, parents=True)
     await asyncio.to_thread((tools / "weather.toml").write_text, WEATHER_TOOL)
@@ -353,6 +355,19 @@ async def assemble(
         DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]},
     )
     assert await async_setup_component(hass, "assist_pipeline", {})
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_START)
+    await hass.async_block_till_done()
+    return agent_id
+
+
+async def assemble(
+    hass: HomeAssistant,
+    agent_id: str,
+    session: aiohttp.ClientSession,
+    stt_port: int,
+    tts_port: int,
+) -> Satellite:
+    """Both Wyoming entries, a pipeline with the agent, a satellite."""
     stt_entry = await add_wyoming_entry(hass, stt_port)
     tts_entry = await add_wyoming_entry(hass, tts_port)
     pipeline_id = await create_pipeline(
@@ -362,9 +377,6 @@ async def assemble(
         entity_id_of(hass, tts_entry, "tts"),
         VOICE,
     )
-    # Home Assistant starts serving HTTP once it has started.
-    hass.bus.async_fire(EVENT_HOMEASSISTANT_START)
-    await hass.async_block_till_done()
     base = f"http://127.0.0.1:{hass.http.server_port}"
     return Satellite(hass, pipeline_id, lambda path: session.get(base + path))
 
