@@ -189,12 +189,12 @@ async def test_100000_characters_in_10_character_chunks(
 
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)  # as the server runs
+    tick = asyncio.create_task(ticker())
     try:
         async with (
             tcp_server(kokoro_service.handler_factory) as port,
             tcp_client(port) as client,
         ):
-            tick = asyncio.create_task(ticker())
             writer = asyncio.create_task(write(client))
             samples = 0
             while (event := await client.read_event()) is not None:
@@ -204,11 +204,11 @@ async def test_100000_characters_in_10_character_chunks(
                     break
             await writer
             seconds = time.perf_counter() - marks[0]
-            done.set()
-            await tick
             assert event is not None and event.type == "synthesize-stopped"
             assert await speaks(client)
     finally:
+        done.set()
+        await tick
         sys.setswitchinterval(switch_interval)
 
     first_half, second_half = marks[1] - marks[0], marks[2] - marks[1]
