@@ -13,10 +13,12 @@ The engines' own time is held fixed:
   the request;
 - llama-server: the stand-in (tests/llama_server.py) sends its first token
   `--llama-ms` after the request, the rest of the reply at once;
-- Kokoro: the tiny model of scripts/make-test-models (no real weights on
-  this machine). Its synthesis of the reply's first sentence is timed on its
-  own (the same engine, called directly) and subtracted, so it counts as
-  engine time, not ours.
+- Kokoro: the tiny model of scripts/make-test-models, then the real Kokoro
+  v1.0 int8 model that scripts/setup assembles (when installed). Its
+  synthesis of what it speaks first (the reply's first clause: Kokoro speaks
+  a clause while it has nothing else to do) is timed on its own (the same
+  engine, called directly) and subtracted, so it counts as engine time, not
+  ours.
 
 Measured per run: end of speech (the satellite's last audio chunk taken by
 the pipeline) -> the first reply audio byte past the WAV header at the
@@ -28,7 +30,12 @@ Two replies: a long one (over 60 characters, so Home Assistant streams it
 into Kokoro while the agent writes) and a short one (spoken after the agent
 ends). No VAD: end of speech is the end of the recording.
 
-Run: scripts/bench voice_pipeline [--runs 50]
+The real model is slow on a small machine: it gets a tenth of the runs (at
+least one) and one warm-up. The short reply is the same text every run:
+after the warm-up Home Assistant's TTS cache answers it, so its last step
+measures the cache, not Kokoro.
+
+Run: scripts/bench voice_pipeline [--runs 50] [--skip-real]
 """
 
 import argparse
@@ -37,6 +44,7 @@ from collections.abc import AsyncIterator
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
+import re
 import subprocess
 import sys
 import tempfile
@@ -58,13 +66,19 @@ from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOM
 from tests.agent_entry import async_add_agent
 from tests.llama_server import MODEL_ID, LlamaServerStandIn, serve, text_reply
 from tests.ports import free_port
+from tests.real_engines import (
+    KOKORO_MODEL,
+    KOKORO_VOICES as REAL_VOICES_FILE,
+    REAL_KOKORO_VOICES,
+    real_kokoro_dir,
+)
 from tests.voice.satellite import Run, Satellite, create_pipeline, utterance_wav
-from tests.wyoming.conftest import write_kokoro_config
 from tests.wyoming.helpers import KOKORO_VOICES, module_argv, server_process
 from tests.wyoming.test_ha_wyoming import add_wyoming_entry, entity_id_of
 from tests.wyoming.whisper_server import WhisperServerStandIn, serve as serve_whisper
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import build_service
+from wyoming_services.kokoro.handler import MIN_CLAUSE
 
 REPO = Path(__file__).parents[1]
 VOICE = "en"
@@ -103,24 +117,41 @@ def tokens(text: str) -> list[str]:
     return [word + " " for word in words[:-1]] + [words[-1]]
 
 
-def first_sentence(text: str) -> str:
-    """What Kokoro speaks first."""
-    return text.split(". ", maxsplit=1)[0] + "." if ". " in text else text
+def first_spoken(text: str) -> str:
+    """What Kokoro speaks first: the first clause long enough, or sentence."""
+    match = re.compile(r"[,;:.!?](\s|$)").search(text, MIN_CLAUSE - 1)
+    return text[: match.start() + 1] if match else text
+
+
+async def kokoro_configs(folder: Path, skip_real: bool) -> dict[str, str]:
+    """The [kokoro] tables (and voices) of each model to run: tiny, real."""
+    tiny = folder / "models"
+    await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, str(REPO / "scripts" / "make-test-models"), str(tiny)],
+        check=True,
+    )
+    configs = {
+        "tiny": f'[kokoro]\nmodel = "{tiny / "kokoro-v1.0.onnx"}"\n'
+        f'voices = "{tiny / "voices-v1.0.bin"}"\n{KOKORO_VOICES}'
+    }
+    real = None if skip_real else real_kokoro_dir()
+    if real is not None:
+        configs["real"] = (
+            f'[kokoro]\nmodel = "{real / KOKORO_MODEL}"\n'
+            f'voices = "{real / REAL_VOICES_FILE}"\n{REAL_KOKORO_VOICES}'
+        )
+    return configs
 
 
 @contextlib.asynccontextmanager
 async def wyoming_services(
-    folder: Path, whisper_url: str
+    folder: Path, whisper_url: str, kokoro: str
 ) -> AsyncIterator[tuple[int, int, Path]]:
     """Both services as processes; yield their ports and the config file."""
-    models = folder / "models"
+    config = folder / "services.toml"
     await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, str(REPO / "scripts" / "make-test-models"), str(models)],
-        check=True,
-    )
-    config = write_kokoro_config(
-        folder, models, KOKORO_VOICES + f'\n[whisper]\nurl = "{whisper_url}"\n'
+        config.write_text, f'{kokoro}\n[whisper]\nurl = "{whisper_url}"\n'
     )
     whisper_port, kokoro_port = free_port(), free_port()
     async with (
@@ -150,13 +181,13 @@ async def wyoming_services(
         yield whisper_port, kokoro_port, config
 
 
-async def kokoro_synthesis(config: Path, sentence: str) -> list[float]:
+async def kokoro_synthesis(config: Path, sentence: str, timings: int) -> list[float]:
     """Seconds Kokoro itself takes to speak `sentence`, called directly."""
     service = build_service(load_config(config))
     try:
         voice = service.voices.resolve(SynthesizeVoice(name=VOICE))
         times = []
-        for _ in range(KOKORO_TIMINGS):
+        for _ in range(timings):
             started = time.perf_counter()
             await service.engine.speak(sentence, voice, None)
             times.append(time.perf_counter() - started)
@@ -192,17 +223,21 @@ def ms(seconds: float) -> str:
 
 
 def print_table(
+    model: str,
     results: dict[str, tuple[list[Sample], list[float]]],
     whisper_delay: float,
     llama_delay: float,
 ) -> None:
     """Print the steps of each reply, its total and what we add to the engines."""
     runs = len(next(iter(results.values()))[0])
-    print(f"Voice pipeline: end of speech -> first reply audio byte ({runs} runs, ms)")
+    print(
+        f"\nVoice pipeline, Kokoro {model} model: end of speech -> first reply "
+        f"audio byte ({runs} runs, ms)"
+    )
     print(
         f"engines held fixed: whisper-server {whisper_delay * 1000:.0f}, "
-        f"llama-server first token {llama_delay * 1000:.0f}, Kokoro tiny model "
-        "first sentence (timed directly, median)"
+        f"llama-server first token {llama_delay * 1000:.0f}, Kokoro {model} model "
+        "first clause (timed directly, median)"
     )
     print(f"{'reply':<6} {'step':<42} {'median':>9} {'p95':>9} {'engine':>9}")
     for name, (samples, kokoro) in results.items():
@@ -245,40 +280,72 @@ def print_table(
             print(f"{name:<6} {step:<42} {ms(median)} {ms(p95)} {ms(engine)}")
 
 
-async def main(runs: int, whisper_delay: float, llama_delay: float) -> None:
-    """Assemble the pipeline, run each reply `runs` times, print the table."""
-    with tempfile.TemporaryDirectory() as folder:
+async def main(
+    runs: int, whisper_delay: float, llama_delay: float, skip_real: bool
+) -> None:
+    """Run each reply `runs` times per Kokoro model; print the tables.
+
+    One Home Assistant and agent (a second one in the process would not set
+    up); per model fresh services, Wyoming entries and pipeline.
+    """
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
+        configs = await kokoro_configs(folder, skip_real)
         async with (
             running_home_assistant() as hass,
             serve_whisper(WhisperServerStandIn(delay=whisper_delay)) as whisper,
             serve(LlamaServerStandIn()) as llama,
-            wyoming_services(Path(folder), whisper.url) as (stt, tts, config),
             aiohttp.ClientSession() as session,
         ):
             whisper.speech = " What's the weather in Rome?"
             whisper.spoken_language = "en"
-            satellite = await assemble(hass, llama, session, stt, tts)
-            results: dict[str, tuple[list[Sample], list[float]]] = {}
-            for name, reply in (("long", LONG_REPLY), ("short", SHORT_REPLY)):
-                for _ in range(WARM_UP):
-                    await measure(satellite, llama, reply, llama_delay)
-                samples = [
-                    await measure(satellite, llama, reply, llama_delay)
-                    for _ in range(runs)
-                ]
-                kokoro = await kokoro_synthesis(config, first_sentence(reply))
-                results[name] = (samples, kokoro)
-    print_table(results, whisper_delay, llama_delay)
+            agent_id = await add_agent(hass, llama)
+            for model, kokoro in configs.items():
+                real = model == "real"
+                async with wyoming_services(folder, whisper.url, kokoro) as services:
+                    stt, tts, config = services
+                    satellite = await assemble(hass, agent_id, session, stt, tts)
+                    results = await run_replies(
+                        satellite,
+                        llama,
+                        config,
+                        runs=max(1, runs // 10) if real else runs,
+                        warm_up=1 if real else WARM_UP,
+                        kokoro_timings=3 if real else KOKORO_TIMINGS,
+                        llama_delay=llama_delay,
+                    )
+                print_table(model, results, whisper_delay, llama_delay)
+        if "real" not in configs:
+            print("\nKokoro real model: not run (--skip-real, or not installed)")
 
 
-async def assemble(
-    hass: HomeAssistant,
+async def run_replies(
+    satellite: Satellite,
     llama: LlamaServerStandIn,
-    session: aiohttp.ClientSession,
-    stt_port: int,
-    tts_port: int,
-) -> Satellite:
-    """The agent with a tool file, both Wyoming entries, a pipeline, a satellite."""
+    config: Path,
+    *,
+    runs: int,
+    warm_up: int,
+    kokoro_timings: int,
+    llama_delay: float,
+) -> dict[str, tuple[list[Sample], list[float]]]:
+    """Each reply through the pipeline, and Kokoro's own time for it."""
+    results: dict[str, tuple[list[Sample], list[float]]] = {}
+    for name, reply in (("long", LONG_REPLY), ("short", SHORT_REPLY)):
+        for _ in range(warm_up):
+            await measure(satellite, llama, reply, llama_delay)
+        samples = [
+            await measure(satellite, llama, reply, llama_delay) for _ in range(runs)
+        ]
+        kokoro_times = await kokoro_synthesis(
+            config, first_spoken(reply), kokoro_timings
+        )
+        results[name] = (samples, kokoro_times)
+    return results
+
+
+async def add_agent(hass: HomeAssistant, llama: LlamaServerStandIn) -> str:
+    """The agent with a tool file; Home Assistant started (it serves HTTP)."""
     tools = Path(hass.config.path(DOMAIN, "tools"))
     await asyncio.to_thread(tools.mkdir, parents=True)
     await asyncio.to_thread((tools / "weather.toml").write_text, WEATHER_TOOL)
@@ -288,6 +355,19 @@ async def assemble(
         DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]},
     )
     assert await async_setup_component(hass, "assist_pipeline", {})
+    hass.bus.async_fire(EVENT_HOMEASSISTANT_START)
+    await hass.async_block_till_done()
+    return agent_id
+
+
+async def assemble(
+    hass: HomeAssistant,
+    agent_id: str,
+    session: aiohttp.ClientSession,
+    stt_port: int,
+    tts_port: int,
+) -> Satellite:
+    """Both Wyoming entries, a pipeline with the agent, a satellite."""
     stt_entry = await add_wyoming_entry(hass, stt_port)
     tts_entry = await add_wyoming_entry(hass, tts_port)
     pipeline_id = await create_pipeline(
@@ -297,9 +377,6 @@ async def assemble(
         entity_id_of(hass, tts_entry, "tts"),
         VOICE,
     )
-    # Home Assistant starts serving HTTP once it has started.
-    hass.bus.async_fire(EVENT_HOMEASSISTANT_START)
-    await hass.async_block_till_done()
     base = f"http://127.0.0.1:{hass.http.server_port}"
     return Satellite(hass, pipeline_id, lambda path: session.get(base + path))
 
@@ -309,5 +386,8 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--whisper-ms", type=float, default=100)
     parser.add_argument("--llama-ms", type=float, default=200)
+    parser.add_argument("--skip-real", action="store_true", help="tiny model only")
     args = parser.parse_args()
-    asyncio.run(main(args.runs, args.whisper_ms / 1000, args.llama_ms / 1000))
+    asyncio.run(
+        main(args.runs, args.whisper_ms / 1000, args.llama_ms / 1000, args.skip_real)
+    )

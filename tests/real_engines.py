@@ -1,9 +1,11 @@
-"""Starting the real engines for tests: llama.cpp's llama-server on a tiny model."""
+"""The real engines for tests: llama.cpp's llama-server on a tiny model, and
+the real Kokoro model that scripts/setup assembles."""
 
 import asyncio
 from collections.abc import Iterator
 import contextlib
 from dataclasses import dataclass
+import os
 from pathlib import Path
 import re
 import subprocess
@@ -20,6 +22,48 @@ LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 MISSING_ENGINE = (
     "llama-server is not installed: run `scripts/setup` (without --skip-real-engines)"
 )
+MISSING_KOKORO = (
+    "the real Kokoro model is not installed: run `scripts/setup` "
+    "(without --skip-real-engines)"
+)
+# What scripts/assemble-kokoro-model writes into $MODEL_CACHE/kokoro.
+KOKORO_MODEL = "kokoro-v1.0.int8.onnx"
+KOKORO_VOICES = "voices-ja.bin"
+# Its voices are Japanese; Kokoro speaks other languages' phonemes with them.
+REAL_KOKORO_VOICES = """
+[voice.en]
+lang = "en-us"
+blend = { jf_alpha = 1.0 }
+
+[voice.it]
+lang = "it"
+blend = { jf_nezumi = 1.0 }
+"""
+
+
+def real_kokoro_dir() -> Path | None:
+    """The folder with the real Kokoro model, if scripts/setup assembled it."""
+    cache = os.environ.get("MODEL_CACHE")
+    folder = Path(cache) / "kokoro" if cache else None
+    if folder is None or not all(
+        (folder / name).is_file() for name in (KOKORO_MODEL, KOKORO_VOICES)
+    ):
+        return None
+    return folder
+
+
+def write_real_kokoro_config(folder: Path, extra: str = "") -> Path:
+    """A config for the real Kokoro model with an English and an Italian voice,
+    or skip the test when the model is not installed."""
+    models = real_kokoro_dir()
+    if models is None:
+        pytest.skip(MISSING_KOKORO)
+    path = folder / "real-kokoro.toml"
+    path.write_text(
+        f'[kokoro]\nmodel = "{models / KOKORO_MODEL}"\n'
+        f'voices = "{models / KOKORO_VOICES}"\n{extra}{REAL_KOKORO_VOICES}'
+    )
+    return path
 
 
 def llama_server_binary() -> Path:

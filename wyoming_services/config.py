@@ -10,6 +10,7 @@ timeout = 30                    # seconds per utterance
 model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
 voices = "voices-v1.0.bin"
 speed = 1.0
+max_characters = 10000          # longer one-shot text is refused (streamed is not)
 
 [voice.it]                      # style name = weight, blended
 lang = "it"
@@ -30,7 +31,12 @@ SPEED_RANGE = (0.5, 2.0)  # what kokoro-onnx accepts
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "whisper": {"url": "http://127.0.0.1:8182", "language": "", "timeout": 30.0},
-    "kokoro": {"model": "kokoro-v1.0.onnx", "voices": "voices-v1.0.bin", "speed": 1.0},
+    "kokoro": {
+        "model": "kokoro-v1.0.onnx",
+        "voices": "voices-v1.0.bin",
+        "speed": 1.0,
+        "max_characters": 10000,
+    },
 }
 VOICE_KEYS = ("lang", "blend")
 
@@ -55,6 +61,7 @@ class KokoroSettings:
     model: Path
     voices: Path
     speed: float
+    max_characters: int
 
 
 @dataclass(frozen=True)
@@ -117,10 +124,12 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         if expected is float and is_number:
             merged[key] = float(value)
-        elif isinstance(value, str) and expected is str:
+        elif (expected is int and is_number and isinstance(value, int)) or (
+            isinstance(value, str) and expected is str
+        ):
             merged[key] = value
         else:
-            kind = "a number" if expected is float else "a string"
+            kind = {float: "a number", int: "a whole number"}.get(expected, "a string")
             raise ConfigError(f"{source}: {section}.{key} must be {kind}")
     return merged
 
@@ -140,10 +149,13 @@ def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroS
     low, high = SPEED_RANGE
     if not low <= values["speed"] <= high:
         raise ConfigError(f"{source}: kokoro.speed must be between {low} and {high}")
+    if values["max_characters"] < 1:
+        raise ConfigError(f"{source}: kokoro.max_characters must be at least 1")
     return KokoroSettings(
         model=base / Path(values["model"]).expanduser(),
         voices=base / Path(values["voices"]).expanduser(),
         speed=values["speed"],
+        max_characters=values["max_characters"],
     )
 
 

@@ -3,7 +3,9 @@
 import argparse
 import asyncio
 from collections.abc import Callable, Coroutine
+import contextlib
 from importlib import metadata
+import json
 import logging
 from pathlib import Path
 import signal
@@ -11,7 +13,14 @@ import socket
 import sys
 from urllib.parse import urlparse
 
-from wyoming.server import AsyncServer, AsyncStdioServer, HandlerFactory
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.server import (
+    AsyncEventHandler,
+    AsyncServer,
+    AsyncStdioServer,
+    HandlerFactory,
+)
 
 from .config import Config, ConfigError, load_config
 from .mdns import AdvertError, WyomingAdvert
@@ -22,8 +31,125 @@ EXIT_FAILURE = 1
 DISTRIBUTION = "desktop-assistant-wyoming"
 
 
+# One event's size: wyoming's own reader allocates whatever the header
+# announces. A header line is at most asyncio's 64 KiB stream limit; the
+# largest audio chunk a client sends is a fraction of a second.
+MAX_DATA_BYTES = 1 << 20
+MAX_PAYLOAD_BYTES = 8 << 20
+
+
 class ServiceError(Exception):
     """The server cannot start or go on; the message says why in one line."""
+
+
+class BadEventError(Exception):
+    """An event's fields are missing or of the wrong type (short message)."""
+
+
+class _UnreadableEventError(Exception):
+    """The stream cannot be read as Wyoming events any more."""
+
+
+async def read_event(reader: asyncio.StreamReader) -> Event | None:
+    """Read one event like wyoming does, refusing oversized or malformed ones."""
+    try:
+        line = await reader.readline()
+    except ValueError:  # the line overran the stream's limit
+        raise _UnreadableEventError("event header is too long") from None
+    if not line:
+        return None
+    header = _json_object(line, "event header")
+    data = header.get("data") or {}
+    data_length = _length(header, "data_length", MAX_DATA_BYTES)
+    payload_length = _length(header, "payload_length", MAX_PAYLOAD_BYTES)
+    if not isinstance(header.get("type"), str) or not isinstance(data, dict):
+        raise _UnreadableEventError("event header has no type or bad data")
+    try:
+        if data_length:
+            data = data | _json_object(
+                await reader.readexactly(data_length), "event data"
+            )
+        payload = await reader.readexactly(payload_length) if payload_length else None
+    except asyncio.IncompleteReadError:
+        return None
+    return Event(type=header["type"], data=data, payload=payload)
+
+
+def _json_object(raw: bytes, what: str) -> dict:
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise _UnreadableEventError(f"{what} is not JSON") from None
+    if not isinstance(value, dict):
+        raise _UnreadableEventError(f"{what} is not a JSON object")
+    return value
+
+
+def _length(header: dict, key: str, limit: int) -> int:
+    length = header.get(key) or 0
+    if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+        raise _UnreadableEventError(f"{key} is not a size")
+    if length > limit:
+        raise _UnreadableEventError(f"{key} {length} is over the limit of {limit}")
+    return length
+
+
+class GuardedEventHandler(AsyncEventHandler):
+    """An event handler whose connection survives, or ends cleanly, whatever comes.
+
+    Oversized or unreadable events end the connection with an Error event; an
+    event with missing or wrong fields (`BadEventError`) is answered with an
+    Error event and the connection goes on; a client that goes away ends it
+    quietly. Nothing escapes the handler's task.
+    """
+
+    def idle_timeout(self) -> float | None:
+        """Seconds to wait for the next event before closing; None: forever."""
+        return None
+
+    async def run(self) -> None:
+        """Receive events until the client leaves, stops, or breaks the protocol."""
+        self._is_running = True
+        try:
+            while self._is_running and await self._next():
+                pass
+        except ConnectionError:
+            _LOGGER.debug("client disconnected")
+        except Exception:
+            _LOGGER.exception("unexpected fault; closing the connection")
+            await self._send_error("internal error", "internal")
+        finally:
+            await self.disconnect()
+            self.writer.close()
+
+    async def _next(self) -> bool:
+        """Read and handle one event; False ends the connection."""
+        timeout = self.idle_timeout()
+        try:
+            async with asyncio.timeout(timeout):
+                event = await read_event(self.reader)
+        except TimeoutError:
+            _LOGGER.warning("client idle for %g s mid-request; closing", timeout)
+            await self._send_error(f"no event for {timeout:g} s", "idle")
+            return False
+        except _UnreadableEventError as err:
+            _LOGGER.warning("unreadable event: %s; closing", err)
+            await self._send_error(str(err), "bad-event")
+            return False
+        if event is None:
+            return False
+        try:
+            return await self.handle_event(event)
+        except BadEventError as err:
+            _LOGGER.warning("bad %s event: %s", event.type, err)
+            await self.write_event(
+                Error(text=f"bad {event.type} event: {err}", code="bad-event").event()
+            )
+            return True
+
+    async def _send_error(self, text: str, code: str) -> None:
+        with contextlib.suppress(ConnectionError):
+            await self.write_event(Error(text=text, code=code).event())
 
 
 def common_arguments(description: str, default_uri: str) -> argparse.ArgumentParser:

@@ -12,12 +12,12 @@ import numpy as np
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient, AsyncTcpClient
-from wyoming.event import Event
+from wyoming.event import Event, async_read_event
 from wyoming.server import AsyncTcpServer, HandlerFactory
 
 from wyoming_services.whisper.__main__ import build_info, language_setting
 from wyoming_services.whisper.client import WhisperClient
-from wyoming_services.whisper.handler import WhisperEventHandler
+from wyoming_services.whisper.handler import IDLE_SECONDS, WhisperEventHandler
 
 from ..ports import free_port
 
@@ -67,7 +67,7 @@ async def send_utterance(
     await client.write_event(
         AudioStart(rate=rate, width=width, channels=channels).event()
     )
-    step = 1024 * width * channels
+    step = 1024 * max(width * channels, 1)
     for offset in range(0, len(audio), step):
         chunk = AudioChunk(rate, width, channels, audio[offset : offset + step])
         await client.write_event(chunk.event())
@@ -111,7 +111,10 @@ async def tcp_server(handler_factory: HandlerFactory) -> AsyncIterator[int]:
 
 @contextlib.asynccontextmanager
 async def whisper_wyoming(
-    url: str, language: str = "", whisper_timeout: float = 5.0
+    url: str,
+    language: str = "",
+    whisper_timeout: float = 5.0,
+    idle_seconds: float = IDLE_SECONDS,
 ) -> AsyncIterator[int]:
     """The server as `python -m wyoming_services.whisper` builds it, on a free port."""
     setting = language_setting(language)
@@ -121,9 +124,35 @@ async def whisper_wyoming(
             info=build_info(url, setting),
             client=WhisperClient(session, url, whisper_timeout),
             language_setting=setting,
+            idle_seconds=idle_seconds,
         )
         async with tcp_server(factory) as port:
             yield port
+
+
+def handler_tasks() -> list[asyncio.Task]:
+    """The tasks of the connections the servers of this event loop serve."""
+    return [t for t in asyncio.all_tasks() if t.get_name() == "wyoming event handler"]
+
+
+async def raw_exchange(port: int, data: bytes) -> tuple[list[Event], bool]:
+    """Send raw bytes; return the events answered and whether the server closed."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        events = []
+        while True:
+            async with asyncio.timeout(READ_TIMEOUT):
+                event = await async_read_event(reader)
+            if event is None:
+                return events, True
+            events.append(event)
+            if event.type == "error":
+                async with asyncio.timeout(READ_TIMEOUT):
+                    return events, await reader.read() == b""
+    finally:
+        writer.close()
 
 
 async def _handlers_finished() -> None:

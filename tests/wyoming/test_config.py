@@ -30,6 +30,7 @@ def test_no_file_means_all_defaults(
             model=tmp_path / "kokoro-v1.0.onnx",
             voices=tmp_path / "voices-v1.0.bin",
             speed=1.0,
+            max_characters=10000,
         ),
         voices=(),
     )
@@ -51,6 +52,7 @@ def test_keys_are_merged_one_by_one(tmp_path: Path) -> None:
         model=tmp_path / "models" / "kokoro.onnx",
         voices=tmp_path / "voices-v1.0.bin",
         speed=1.0,
+        max_characters=10000,
     )
 
 
@@ -78,7 +80,7 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ),
         (
             "[kokoro]\nsped = 1.2\n",
-            "unknown key 'kokoro.sped' (known: model, speed, voices)",
+            "unknown key 'kokoro.sped' (known: max_characters, model, speed, voices)",
         ),
         (
             "[voice.it]\nblend = { if_sara = 1 }\nlng = 'it'\n",
@@ -90,6 +92,11 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ("[whisper]\ntimeout = -1\n", "whisper.timeout must be more than 0 seconds"),
         ("[kokoro]\nspeed = 3\n", "kokoro.speed must be between 0.5 and 2.0"),
         ("[kokoro]\nspeed = true\n", "kokoro.speed must be a number"),
+        (
+            "[kokoro]\nmax_characters = 5.5\n",
+            "kokoro.max_characters must be a whole number",
+        ),
+        ("[kokoro]\nmax_characters = 0\n", "kokoro.max_characters must be at least 1"),
         ("whisper = 1\n", "[whisper] must be a table"),
         ("[voice.auto]\nblend = { af_heart = 1 }\n", "the name 'auto' is reserved"),
         (

@@ -229,9 +229,10 @@ async def test_unconvertible_audio_is_an_error(
     whisper_server: WhisperServerStandIn,
 ) -> None:
     async with whisper_wyoming(whisper_server.url) as port:
-        result = await transcribe(port, bytes(500), rate=16000, width=5, channels=1)
+        # 500 bytes are not a whole number of 3-byte samples.
+        result = await transcribe(port, bytes(500), rate=16000, width=3, channels=1)
     assert result == Error(
-        text="cannot convert audio of 16000 Hz, 5 bytes, 1 channels", code="bad-audio"
+        text="cannot convert audio of 16000 Hz, 3 bytes, 1 channels", code="bad-audio"
     )
 
 

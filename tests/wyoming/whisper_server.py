@@ -66,7 +66,8 @@ class WhisperServerStandIn:
 
     async def start(self, port: int = 0) -> None:
         """Listen on a loopback port (a free one when 0); set `url`."""
-        app = web.Application()
+        # whisper-server takes any upload; 300 s of audio is about 10 MB.
+        app = web.Application(client_max_size=32 << 20)
         app.router.add_post("/inference", self._inference)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

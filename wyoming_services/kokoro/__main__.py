@@ -45,12 +45,17 @@ class KokoroService:
     info: Info
     engine: KokoroEngine
     voices: Voices
+    max_characters: int
 
     @property
     def handler_factory(self) -> HandlerFactory:
         """Makes one event handler per client connection."""
         return partial(
-            KokoroEventHandler, info=self.info, engine=self.engine, voices=self.voices
+            KokoroEventHandler,
+            info=self.info,
+            engine=self.engine,
+            voices=self.voices,
+            max_characters=self.max_characters,
         )
 
     def close(self) -> None:
@@ -76,7 +81,12 @@ def build_service(config: Config) -> KokoroService:
             ) from None
     auto = AutoVoice(catalog.configured) if catalog.configured else None
     voices = Voices(catalog=catalog, auto=auto)
-    return KokoroService(info=build_info(voices), engine=engine, voices=voices)
+    return KokoroService(
+        info=build_info(voices),
+        engine=engine,
+        voices=voices,
+        max_characters=config.kokoro.max_characters,
+    )
 
 
 def build_info(voices: Voices) -> Info:

@@ -16,6 +16,11 @@ from .voices import Voice
 RATE = 24000
 WIDTH = 2
 CHANNELS = 1
+# Kokoro reads at most 510 tokens (one per phoneme) and kokoro-onnx cuts a
+# longer text off; its own split is at punctuation only. Pieces stay below,
+# with room for kokoro-onnx's separators.
+MAX_PHONEMES = 500
+PHONEME_PAUSES = ".!?;:,—…"
 
 
 class EngineError(Exception):
@@ -118,22 +123,45 @@ class KokoroEngine:
         )
         try:
             phonemes = self.phonemizer(sentence, chosen.lang)
-            if not phonemes:
-                return Speech(voice=chosen, pcm=b"")
-            audio, rate = self._kokoro.create(
-                phonemes,
-                chosen.style,
-                speed=self._speed,
-                lang=chosen.lang,
-                is_phonemes=True,
-            )
+            parts = []
+            for piece in split_phonemes(phonemes):
+                audio, rate = self._kokoro.create(
+                    piece,
+                    chosen.style,
+                    speed=self._speed,
+                    lang=chosen.lang,
+                    is_phonemes=True,
+                )
+                if rate != RATE:
+                    raise EngineError(
+                        f"Kokoro produced {rate} Hz audio, expected {RATE}"
+                    )
+                parts.append(pcm16(audio))
+        except EngineError:
+            raise
         except Exception as err:  # phonemizer and onnxruntime fail in many ways
             raise EngineError(
                 f"Kokoro could not speak {sentence[:40]!r}: {err}"
             ) from None
-        if rate != RATE:
-            raise EngineError(f"Kokoro produced {rate} Hz audio, expected {RATE}")
-        return Speech(voice=chosen, pcm=pcm16(audio))
+        return Speech(voice=chosen, pcm=b"".join(parts))
+
+
+def split_phonemes(phonemes: str, limit: int = MAX_PHONEMES) -> list[str]:
+    """Cut phonemes into pieces Kokoro reads whole: at a pause, else between words."""
+    pieces = []
+    rest = phonemes.strip()
+    while len(rest) > limit:
+        window = rest[: limit + 1]
+        cut = max(window.rfind(mark, 0, limit) + 1 for mark in PHONEME_PAUSES)
+        if cut <= 0:
+            cut = window.rfind(" ")
+        if cut <= 0:
+            cut = limit
+        pieces.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    if rest:
+        pieces.append(rest)
+    return pieces
 
 
 def pcm16(audio: np.ndarray) -> bytes:

@@ -1,19 +1,16 @@
 """Wyoming events for text-to-speech: one-shot Synthesize and streamed text."""
 
 import asyncio
-from collections.abc import Sequence
 import contextlib
 from dataclasses import dataclass, field
 import logging
-import re
 import time
+from typing import Any
 
-from sentence_stream import SentenceBoundaryDetector, stream_to_sentences
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
-from wyoming.server import AsyncEventHandler
 from wyoming.tts import (
     Synthesize,
     SynthesizeChunk,
@@ -23,8 +20,10 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
+from ..service import BadEventError, GuardedEventHandler
 from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech
 from .language import AutoVoice
+from .splitter import TextSplitter, clauses, split_text
 from .voices import AUTO, Voice, VoiceCatalog
 
 _LOGGER = logging.getLogger(__name__)
@@ -37,8 +36,11 @@ SAMPLES_PER_CHUNK = 12000
 # spoken as it is: the agent's announcement before a tool call would
 # otherwise wait for the tool's answer, the very wait it is meant to fill.
 SENTENCE_PAUSE = 0.1
-# Sentence punctuation (Latin, ellipsis, CJK), then closing quotes or brackets.
-SENTENCE_END = re.compile("[.!?\u2026\u3002\uff01\uff1f][\"'\u2019\u201d)\\]]*\\s*$")
+# Sentences are spoken clause by clause (see `clauses`), and while Kokoro
+# has nothing to speak the clauses of the sentence being written are spoken
+# without waiting for its end. A clause is at least this long (three words
+# or so); "Sure," is spoken with what follows it.
+MIN_CLAUSE = 16
 
 
 class UnknownVoiceError(Exception):
@@ -128,11 +130,12 @@ class _TextStream:
 
     voice: Voice | AutoVoice | None  # None: refused, the rest is ignored
     request: _Request
-    detector: SentenceBoundaryDetector = field(default_factory=SentenceBoundaryDetector)
+    splitter: TextSplitter = field(default_factory=TextSplitter)
     sentences: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
     failed: bool = False
     pause: asyncio.TimerHandle | None = None
+    waiting: bool = False  # the worker waits for text to speak
 
     def stop_waiting_for_pause(self) -> None:
         """Forget the pending end of a sentence: more text came, or the end."""
@@ -143,11 +146,22 @@ class _TextStream:
     def speak_pending(self) -> None:
         """Hand the text held back so far to the speaker as one sentence."""
         self.pause = None
-        if rest := self.detector.finish():
-            self.sentences.put_nowait(rest)
+        self.speak(self.splitter.finish())
+
+    def speak(self, sentence: str) -> None:
+        """Queue a sentence for the worker, clause by clause."""
+        for clause in clauses(sentence, MIN_CLAUSE):
+            self.sentences.put_nowait(clause)
+
+    def speak_clauses_if_waiting(self) -> None:
+        """Give the waiting worker the clauses written so far."""
+        if not self.waiting or not self.sentences.empty():
+            return
+        if written := self.splitter.take_clauses(MIN_CLAUSE):
+            self.speak(written)
 
 
-class KokoroEventHandler(AsyncEventHandler):
+class KokoroEventHandler(GuardedEventHandler):
     """One client connection."""
 
     def __init__(
@@ -158,20 +172,18 @@ class KokoroEventHandler(AsyncEventHandler):
         info: Info,
         engine: KokoroEngine,
         voices: Voices,
+        max_characters: int,
     ) -> None:
         super().__init__(reader, writer)
         self._info = info
         self._engine = engine
         self._voices = voices
+        self._max_characters = max_characters
         self._stream: _TextStream | None = None
 
     async def handle_event(self, event: Event) -> bool:
-        """Dispatch one event; a vanished client ends the connection quietly."""
-        try:
-            await self._handle(event)
-        except ConnectionError:
-            _LOGGER.debug("client disconnected")
-            return False
+        """Dispatch one event."""
+        await self._handle(event)
         return True
 
     async def disconnect(self) -> None:
@@ -191,21 +203,35 @@ class KokoroEventHandler(AsyncEventHandler):
         if Describe.is_type(event.type):
             await self.write_event(self._info.event())
         elif SynthesizeStart.is_type(event.type):
-            await self._start_stream(SynthesizeStart.from_event(event).voice)
+            await self._start_stream(_voice(event.data))
         elif SynthesizeChunk.is_type(event.type):
+            text = _text(event.data)
             if self._stream is not None:
-                self._add_text(SynthesizeChunk.from_event(event).text)
+                self._add_text(text)
         elif SynthesizeStop.is_type(event.type):
             await self._finish_stream()
         elif Synthesize.is_type(event.type) and self._stream is None:
             # Inside a stream, Synthesize repeats the streamed text for older
             # servers; speaking it would say everything twice.
-            await self._speak_once(Synthesize.from_event(event))
+            await self._speak_once(
+                Synthesize(text=_text(event.data), voice=_voice(event.data))
+            )
 
     # One-shot --------------------------------------------------------------
 
     async def _speak_once(self, synthesize: Synthesize) -> None:
         request = _Request("spoke", _voice_name(synthesize.voice))
+        if len(synthesize.text) > self._max_characters:
+            _LOGGER.warning(
+                "request refused: %d characters of text", len(synthesize.text)
+            )
+            error = Error(
+                text=f"text of {len(synthesize.text)} characters is longer than "
+                f"the limit of {self._max_characters}",
+                code="text-too-long",
+            )
+            await self.write_event(error.event())
+            return
         try:
             voice = self._voices.resolve(synthesize.voice)
         except UnknownVoiceError as err:
@@ -215,7 +241,12 @@ class KokoroEventHandler(AsyncEventHandler):
             AudioStart(rate=RATE, width=WIDTH, channels=CHANNELS).event()
         )
         previous = None
-        for sentence in _sentences([synthesize.text]):
+        pieces = (
+            clause
+            for sentence in split_text(synthesize.text)
+            for clause in clauses(sentence, MIN_CLAUSE)
+        )
+        for sentence in filter(_speakable, pieces):
             try:
                 speech = await self._engine.speak(sentence, voice, previous)
             except EngineError as err:
@@ -251,13 +282,14 @@ class KokoroEventHandler(AsyncEventHandler):
         if stream.voice is None:
             return  # refused at its start: nothing of it is spoken
         stream.stop_waiting_for_pause()
-        for sentence in stream.detector.add_chunk(text):
-            stream.sentences.put_nowait(sentence)
-        held = stream.detector.current_sentence + stream.detector.remaining_text
-        if SENTENCE_END.search(held):
+        for sentence in stream.splitter.add(text):
+            stream.speak(sentence)
+        if stream.splitter.ends_sentence():
             stream.pause = asyncio.get_running_loop().call_later(
                 SENTENCE_PAUSE, stream.speak_pending
             )
+        else:
+            stream.speak_clauses_if_waiting()
 
     async def _finish_stream(self) -> None:
         stream, self._stream = self._stream, None
@@ -275,7 +307,7 @@ class KokoroEventHandler(AsyncEventHandler):
         """Speak sentences as they complete, each as its own audio start..stop."""
         assert stream.voice is not None
         previous = None
-        while (sentence := await stream.sentences.get()) is not None:
+        while (sentence := await self._next_piece(stream)) is not None:
             if stream.failed or not _speakable(sentence):
                 continue
             try:
@@ -295,6 +327,16 @@ class KokoroEventHandler(AsyncEventHandler):
                 return
             stream.request.add(sentence, speech)
             previous = speech.voice
+
+    @staticmethod
+    async def _next_piece(stream: _TextStream) -> str | None:
+        """The next sentence, or the clauses written so far if none is complete."""
+        stream.waiting = True
+        stream.speak_clauses_if_waiting()
+        try:
+            return await stream.sentences.get()
+        finally:
+            stream.waiting = False
 
     # Output ----------------------------------------------------------------
 
@@ -317,8 +359,22 @@ def _voice_name(requested: SynthesizeVoice | None) -> str:
     return "default"
 
 
-def _sentences(texts: Sequence[str]) -> list[str]:
-    return [sentence for sentence in stream_to_sentences(texts) if _speakable(sentence)]
+def _text(data: dict[str, Any]) -> str:
+    text = data.get("text")
+    if not isinstance(text, str):
+        raise BadEventError("text must be a string")
+    return text
+
+
+def _voice(data: dict[str, Any]) -> SynthesizeVoice | None:
+    voice = data.get("voice")
+    if voice is None:
+        return None
+    if not isinstance(voice, dict) or not all(
+        isinstance(voice.get(key), str | None) for key in ("name", "language")
+    ):
+        raise BadEventError("voice must be an object with a name or language string")
+    return SynthesizeVoice(name=voice.get("name"), language=voice.get("language"))
 
 
 def _speakable(sentence: str) -> bool:

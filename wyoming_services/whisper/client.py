@@ -14,6 +14,8 @@ from .languages import iso_code
 BLANK_AUDIO_RE = re.compile(r"\[BLANK_AUDIO\]", re.IGNORECASE)
 SPACES_RE = re.compile(r"\s+")
 TEMPERATURE = "0.0"  # greedy decoding: the same audio gives the same text
+# A transcript of 300 s of speech is a few kilobytes; more is not an answer.
+MAX_ANSWER_BYTES = 1 << 20
 
 
 class WhisperServerError(Exception):
@@ -50,7 +52,7 @@ class WhisperClient:
             async with self._session.post(
                 self._endpoint, data=form, timeout=self._timeout
             ) as response:
-                body = await response.read()
+                body = await _read_at_most(response, MAX_ANSWER_BYTES + 1)
                 status = response.status
         except TimeoutError:
             raise WhisperServerError(
@@ -62,6 +64,10 @@ class WhisperClient:
                 f"whisper-server at {self.url} is unreachable ({_reason(err)})"
             ) from None
         seconds = time.monotonic() - started
+        if len(body) > MAX_ANSWER_BYTES:
+            raise WhisperServerError(
+                f"whisper-server answered with more than {MAX_ANSWER_BYTES} bytes"
+            )
         answer = _parse_json(body)
         if status != 200:
             raise WhisperServerError(
@@ -77,6 +83,15 @@ class WhisperClient:
         )
 
 
+async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    body = bytearray()
+    async for block in response.content.iter_chunked(1 << 16):
+        body += block
+        if len(body) >= limit:
+            break
+    return bytes(body)
+
+
 def clean_text(text: str) -> str:
     """Drop whisper's [BLANK_AUDIO] markers and surplus whitespace."""
     return SPACES_RE.sub(" ", BLANK_AUDIO_RE.sub(" ", text)).strip()
@@ -85,7 +100,7 @@ def clean_text(text: str) -> str:
 def _parse_json(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
         return None
 
 

@@ -12,8 +12,8 @@ from wyoming.audio import AudioChunk, AudioChunkConverter, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
-from wyoming.server import AsyncEventHandler
 
+from ..service import BadEventError, GuardedEventHandler
 from .client import WhisperClient, WhisperServerError
 from .languages import AUTO, whisper_code
 
@@ -24,6 +24,12 @@ RATE = 16000
 WIDTH = 2
 CHANNELS = 1
 MAX_SECONDS = 300  # far past any voice command; bounds memory per connection
+# A client that goes silent mid-utterance holds its audio in memory.
+IDLE_SECONDS = 60.0
+# What microphones send; anything else is refused before it is converted.
+RATES = range(8000, 48001)
+WIDTHS = range(1, 5)
+CHANNEL_COUNTS = range(1, 9)
 
 
 class UtteranceError(Exception):
@@ -34,7 +40,7 @@ class UtteranceError(Exception):
         self.code = code
 
 
-class WhisperEventHandler(AsyncEventHandler):
+class WhisperEventHandler(GuardedEventHandler):
     """One client connection; each AudioStart..AudioStop is one utterance."""
 
     def __init__(
@@ -45,8 +51,10 @@ class WhisperEventHandler(AsyncEventHandler):
         info: Info,
         client: WhisperClient,
         language_setting: str,
+        idle_seconds: float = IDLE_SECONDS,
     ) -> None:
         super().__init__(reader, writer)
+        self._idle_seconds = idle_seconds
         self._info = info
         self._client = client
         self._language_setting = language_setting
@@ -57,18 +65,27 @@ class WhisperEventHandler(AsyncEventHandler):
         self._problem: UtteranceError | None = None
         self._receiving = False
 
+    def idle_timeout(self) -> float | None:
+        """Mid-utterance a silent client is dropped; between utterances it may idle."""
+        return self._idle_seconds if self._receiving else None
+
     async def handle_event(self, event: Event) -> bool:
         """Answer Describe; collect audio; transcribe at AudioStop."""
         if Describe.is_type(event.type):
             await self.write_event(self._info.event())
         elif Transcribe.is_type(event.type):
-            self._requested_language = Transcribe.from_event(event).language
+            language = event.data.get("language")
+            if language is not None and not isinstance(language, str):
+                raise BadEventError("language must be a string")
+            self._requested_language = language
         elif AudioStart.is_type(event.type):
             self._start_utterance()
+            self._check_format(_audio_format(event))
         elif AudioChunk.is_type(event.type):
             if not self._receiving:
                 self._start_utterance()
-            self._add_audio(AudioChunk.from_event(event))
+            rate, width, channels = _audio_format(event)
+            self._add_audio(AudioChunk(rate, width, channels, event.payload or b""))
         elif AudioStop.is_type(event.type):
             await self._finish_utterance()
         return True
@@ -80,8 +97,33 @@ class WhisperEventHandler(AsyncEventHandler):
         self._problem = None
         self._receiving = True
 
+    def _check_format(self, audio_format: tuple[int, int, int]) -> None:
+        """Refuse a format no microphone sends, before converting any of it."""
+        rate, width, channels = audio_format
+        if self._problem is not None or (
+            rate in RATES and width in WIDTHS and channels in CHANNEL_COUNTS
+        ):
+            return
+        self._problem = UtteranceError(
+            f"cannot take audio of {rate} Hz, {width} bytes, {channels} channels "
+            f"(takes {RATES.start}-{RATES.stop - 1} Hz, {WIDTHS.start}-"
+            f"{WIDTHS.stop - 1} bytes, {CHANNEL_COUNTS.start}-"
+            f"{CHANNEL_COUNTS.stop - 1} channels)",
+            "bad-audio",
+        )
+
     def _add_audio(self, chunk: AudioChunk) -> None:
+        self._check_format((chunk.rate, chunk.width, chunk.channels))
         if self._problem is not None:
+            return
+        # Checked on the size the chunk will have once converted, before
+        # converting it: 8 kHz 8-bit audio grows fourfold.
+        frames = len(chunk.audio) // (chunk.width * chunk.channels)
+        converted_size = (frames * RATE // chunk.rate + 1) * WIDTH * CHANNELS
+        if len(self._audio) + converted_size > MAX_SECONDS * RATE * WIDTH:
+            self._problem = UtteranceError(
+                f"utterance is longer than {MAX_SECONDS} s", "too-long"
+            )
             return
         try:
             converted = self._converter.convert(self._downmix(chunk))
@@ -90,11 +132,6 @@ class WhisperEventHandler(AsyncEventHandler):
                 f"cannot convert audio of {chunk.rate} Hz, {chunk.width} bytes, "
                 f"{chunk.channels} channels",
                 "bad-audio",
-            )
-            return
-        if len(self._audio) + len(converted.audio) > MAX_SECONDS * RATE * WIDTH:
-            self._problem = UtteranceError(
-                f"utterance is longer than {MAX_SECONDS} s", "too-long"
             )
             return
         self._audio += converted.audio
@@ -160,6 +197,18 @@ class WhisperEventHandler(AsyncEventHandler):
                 "unsupported-language",
             )
         return code
+
+
+def _audio_format(event: Event) -> tuple[int, int, int]:
+    """An audio event's rate, width and channels, each a whole number."""
+    values = []
+    for key in ("rate", "width", "channels"):
+        value = event.data.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BadEventError(f"{key} must be a whole number, got {value!r:.40}")
+        values.append(value)
+    rate, width, channels = values
+    return rate, width, channels
 
 
 def _wav(audio: bytes) -> bytes:

@@ -1,0 +1,127 @@
+"""wyoming-kokoro on the real Kokoro v1.0 model (int8), over real Wyoming
+connections. Skipped, loudly, when scripts/setup did not assemble the model.
+
+The model synthesises at about real time on a small machine: the texts are
+short and the waits long.
+"""
+
+from collections.abc import Iterator
+import logging
+from pathlib import Path
+import re
+
+import numpy as np
+import pytest
+from wyoming.tts import (
+    Synthesize,
+    SynthesizeChunk,
+    SynthesizeStart,
+    SynthesizeStop,
+    SynthesizeVoice,
+)
+
+from wyoming_services.config import load_config
+from wyoming_services.kokoro.__main__ import KokoroService, build_service
+from wyoming_services.kokoro.engine import RATE
+
+from ..real_engines import write_real_kokoro_config
+from .helpers import pcm_of, read_until, tcp_client, tcp_server
+
+# Speech runs at 120 to 180 words a minute; a factor of two either side of
+# 150 allows for the voice and the language.
+WORDS_PER_MINUTE = 150
+ENGLISH = "The kitchen lights are on and the front door is locked."
+ITALIAN = "Le luci della cucina sono accese e la porta è chiusa."
+SLOW = 120.0  # seconds: the model on two busy cores
+
+
+@pytest.fixture
+def real_kokoro(tmp_path: Path) -> Iterator[KokoroService]:
+    """The service on the real model (its thread may not outlive a test)."""
+    config = write_real_kokoro_config(tmp_path)
+    service = build_service(load_config(config))
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+def expected_seconds(text: str) -> float:
+    return len(re.findall(r"\w+", text)) / WORDS_PER_MINUTE * 60
+
+
+def loudness(samples: np.ndarray) -> float:
+    """Root mean square, as a fraction of full scale."""
+    return float(np.sqrt(np.mean((samples.astype(np.float64) / 32768) ** 2)))
+
+
+@pytest.mark.parametrize(("voice", "text"), [("en", ENGLISH), ("it", ITALIAN)])
+async def test_sentence_gives_speech_of_plausible_length(
+    real_kokoro: KokoroService, socket_enabled: None, voice: str, text: str
+) -> None:
+    async with (
+        tcp_server(real_kokoro.handler_factory) as port,
+        tcp_client(port) as client,
+    ):
+        client.read_timeout = SLOW
+        voice_asked = SynthesizeVoice(name=voice)
+        await client.write_event(Synthesize(text=text, voice=voice_asked).event())
+        events = await read_until(client, "audio-stop")
+
+    assert events[-1].type == "audio-stop"
+    samples = pcm_of(events)
+    seconds = len(samples) / RATE
+    estimate = expected_seconds(text)
+    assert estimate / 2 <= seconds <= estimate * 2
+    # Speech, not silence or a click: loud on average, and in most of it.
+    assert loudness(samples) > 0.02
+    frames = samples[: len(samples) // 2400 * 2400].reshape(-1, 2400)
+    voiced = np.mean([loudness(frame) > 0.01 for frame in frames])
+    assert voiced > 0.5
+
+
+async def test_streaming_speaks_before_the_last_sentence_is_written(
+    real_kokoro: KokoroService, socket_enabled: None
+) -> None:
+    async with (
+        tcp_server(real_kokoro.handler_factory) as port,
+        tcp_client(port) as client,
+    ):
+        client.read_timeout = SLOW
+        await client.write_event(SynthesizeStart(voice=SynthesizeVoice("en")).event())
+        for word in ["Sure,", "the", "lights", "are", "on.", "The", "door"]:
+            await client.write_event(SynthesizeChunk(text=word + " ").event())
+        # Nothing more is written until audio comes.
+        first = await read_until(client, "audio-chunk")
+        assert first[-1].type == "audio-chunk"
+        await client.write_event(SynthesizeChunk(text="is locked.").event())
+        await client.write_event(SynthesizeStop().event())
+        events = first + await read_until(client, "synthesize-stopped")
+
+    assert events[-1].type == "synthesize-stopped"
+    seconds = len(pcm_of(events)) / RATE
+    text = "Sure, the lights are on. The door is locked."
+    assert expected_seconds(text) / 2 <= seconds <= expected_seconds(text) * 2
+
+
+async def test_auto_voice_switches_language_per_sentence(
+    real_kokoro: KokoroService,
+    socket_enabled: None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "wyoming_services")
+    text = f"{ITALIAN} {ENGLISH}"
+    async with (
+        tcp_server(real_kokoro.handler_factory) as port,
+        tcp_client(port) as client,
+    ):
+        client.read_timeout = SLOW
+        auto = SynthesizeVoice(name="auto")
+        await client.write_event(Synthesize(text=text, voice=auto).event())
+        events = await read_until(client, "audio-stop")
+
+    assert events[-1].type == "audio-stop"
+    (line,) = [r.getMessage() for r in caplog.records if r.message.startswith("spoke")]
+    assert line.startswith("spoke 2 sentence(s), 108 characters, voice auto (it, en)")
+    seconds = len(pcm_of(events)) / RATE
+    assert expected_seconds(text) / 2 <= seconds <= expected_seconds(text) * 2
