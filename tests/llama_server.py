@@ -12,7 +12,7 @@ last chunk with `finish_reason`, `usage` and `timings`, then `data: [DONE]`.
 """
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 import contextlib
 from dataclasses import dataclass, field
 import json
@@ -199,6 +199,8 @@ class LlamaServerStandIn:
     url: str = ""
     # Answers to chat requests, in order, and the JSON bodies they answered.
     script: list[Reply] = field(default_factory=list)
+    # Answers a request (its JSON body) once the script is used up.
+    reply_to: Callable[[dict[str, Any]], Reply] | None = None
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     # time.perf_counter() when each streamed answer's first and last bytes went out.
     stream_times: list[tuple[float, float]] = field(default_factory=list)
@@ -239,6 +241,8 @@ class LlamaServerStandIn:
             return web.json_response(
                 error_body(401, "Invalid API Key", "authentication_error"), status=401
             )
+        if not self.script and self.reply_to is not None:
+            self.script.append(self.reply_to(self.chat_requests[-1]))
         if not self.script:
             return web.json_response(
                 error_body(
