@@ -322,8 +322,8 @@ def milliseconds(values: list[float | None]) -> str:
     return f"{median * 1000:.0f} / {p95 * 1000:.0f}"
 
 
-def print_sessions(title: str, results: SessionResults) -> float:
-    """Print the per-turn table; return ours / core in prompt tokens evaluated."""
+def print_sessions(title: str, results: SessionResults) -> None:
+    """Print the per-turn table and ours / core in prompt tokens evaluated."""
     runs = len(results["core"])
     print(f"\n{title}: {runs} runs, median (/ p95)\n")
     print(
@@ -360,7 +360,6 @@ def print_sessions(title: str, results: SessionResults) -> float:
         f"\nPrompt tokens evaluated over all {runs} sessions: core {totals['core']}, "
         f"ours {totals['ours']}; ours / core = {ratio:.2f} (goal: <= 0.50)"
     )
-    return ratio
 
 
 # --- The fault matrix -------------------------------------------------------
