@@ -126,6 +126,10 @@ class RecordingProxy:
     # When set, the next answer is replaced by this call (name, JSON arguments).
     tool_call: tuple[str, str] | None = None
     url: str = ""
+    # Requests whose answer is still being read from llama-server.
+    in_flight: int = 0
+    # Set while no answer is being read.
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
     _session: aiohttp.ClientSession | None = None
 
     async def handle_models(self, request: web.Request) -> web.Response:
@@ -140,6 +144,16 @@ class RecordingProxy:
 
     async def handle_chat(self, request: web.Request) -> web.StreamResponse:
         """Pass a streamed chat request on; record (and maybe replace) the answer."""
+        self.in_flight += 1
+        self.idle.clear()
+        try:
+            return await self._pass_on(request)
+        finally:
+            self.in_flight -= 1
+            if not self.in_flight:
+                self.idle.set()
+
+    async def _pass_on(self, request: web.Request) -> web.StreamResponse:
         assert self._session is not None
         body = await request.read()
         async with self._session.post(
@@ -155,30 +169,43 @@ class RecordingProxy:
                 )
             response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
             tool_call, self.tool_call = self.tool_call, None
+            # The agent's own lines, or the scripted tool call's.
+            lines: list[bytes] = []
             if tool_call is None:
                 await response.prepare(request)
-            last: dict[str, Any] = {}
             async for line in upstream.content:
                 data = line.removeprefix(b"data: ").strip()
                 if data.startswith(b"{") and "timings" in (event := json.loads(data)):
-                    # Kept before the agent can read the answer's end.
-                    last = event
-                    self.timings.append(last["timings"])
+                    self.timings.append(event["timings"])
+                    if tool_call is not None:
+                        final = final_chunk("tool_calls") | {
+                            "timings": event["timings"],
+                            "usage": event.get("usage"),
+                        }
+                        # All but tool_call_reply's own last chunk and [DONE].
+                        lines = tool_call_reply(tool_call).events[:-2]
+                        lines += [sse(final), sse("[DONE]")]
                 if tool_call is None:
-                    await response.write(line)
+                    lines.append(line)
+                    await self._write(response, lines)
         if tool_call is not None:
             await response.prepare(request)
-            final = final_chunk("tool_calls") | {
-                "timings": last["timings"],
-                "usage": last.get("usage"),
-            }
-            # All but tool_call_reply's own last chunk and [DONE].
-            for event in tool_call_reply(tool_call).events[:-2]:
-                await response.write(event)
-            await response.write(sse(final))
-            await response.write(sse("[DONE]"))
-        await response.write_eof()
+            await self._write(response, lines)
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
         return response
+
+    @staticmethod
+    async def _write(response: web.StreamResponse, lines: list[bytes]) -> None:
+        """Write and drop the lines; an agent may close once it has the answer."""
+        with contextlib.suppress(ConnectionResetError):
+            for line in lines:
+                await response.write(line)
+        lines.clear()
+
+    async def settled(self) -> None:
+        """Wait until every request has been read to its end."""
+        await self.idle.wait()
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[Self]:
@@ -191,6 +218,7 @@ class RecordingProxy:
         port = free_port()
         await web.TCPSite(runner, "127.0.0.1", port).start()
         self.url = f"http://127.0.0.1:{port}/v1"
+        self.idle.set()
         async with aiohttp.ClientSession() as self._session:
             try:
                 yield self
@@ -274,6 +302,7 @@ async def run_session(
         proxy.tool_call = TOOL_CALL if turn.tool_call else None
         before = len(proxy.timings)
         answer = await converse(hass, agent_id, turn.text, conversation_id)
+        await proxy.settled()
         if answer.error is not None:
             raise answer.error
         conversation_id = answer.conversation_id
