@@ -11,7 +11,7 @@ builds) on the tiny generated model, one slot, its prompt cache on
 host-memory prompt cache off (`--cache-ram 0`, else one agent's first turn
 could be served from the other's prompts). Each agent has a scripted
 household session: four turns in one conversation, a new conversation, then
-a turn that calls a tool. Both agents talk to the server through a recording
+a turn that calls a tool, each asked 1.1 s after the answer before it. Both agents talk to the server through a recording
 proxy, which reads llama-server's `timings` (`prompt_n`: prompt tokens
 evaluated, `cache_n`: served from the cache) from each answer. The tiny
 model writes random text and never calls a tool by itself: for the tool turn
@@ -81,6 +81,9 @@ CORE = "llama_cpp"
 AGENTS = ("core", "ours")
 # Both agents write at most this many tokens per answer, at temperature 0.
 MAX_TOKENS = 16
+# Seconds between a turn's answer and the next question: a person takes
+# longer, and the clock HA puts in a system prompt counts seconds.
+PAUSE = 1.1
 # The tool call the proxy puts in place of the tool turn's first answer.
 TOOL_CALL = (f"{DOMAIN}__now", "{}")
 
@@ -297,6 +300,8 @@ async def run_session(
     samples = []
     conversation_id: str | None = None
     for turn in SESSION:
+        if samples:
+            await asyncio.sleep(PAUSE)
         if turn.new_conversation:
             conversation_id = None
         proxy.tool_call = TOOL_CALL if turn.tool_call else None
