@@ -1,12 +1,18 @@
 """A real Home Assistant in the benchmark's process, as the test harness builds it."""
 
+import asyncio
 from collections.abc import AsyncIterator
 import contextlib
+from dataclasses import dataclass
 import statistics
 import tempfile
+import time
+from typing import Any
 
 from homeassistant import loader
-from homeassistant.core import HomeAssistant
+from homeassistant.components import conversation
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import chat_session, intent
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_test_home_assistant
 
@@ -36,3 +42,112 @@ def median_p95(values: list[float]) -> tuple[float, float]:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return statistics.median(ordered), p95
+
+
+@dataclass
+class Answer:
+    """How one question went."""
+
+    conversation_id: str
+    # What the agent said, None when it raised `error` instead.
+    speech: str | None
+    # The answer is an error response (HA speaks its text all the same).
+    is_error: bool
+    error: Exception | None
+    # Seconds from asking to the first text delta, and to the result.
+    first_delta: float | None
+    seconds: float
+    # What the turn added to the chat log after the question.
+    content: list[conversation.Content]
+
+    @property
+    def tool_calls(self) -> list[Any]:
+        """The tool calls of the turn, in order (`llm.ToolInput`s)."""
+        return [
+            call
+            for item in self.content
+            if isinstance(item, conversation.AssistantContent)
+            for call in item.tool_calls or ()
+        ]
+
+    @property
+    def tool_results(self) -> list[conversation.ToolResultContent]:
+        """The tool results of the turn, in order."""
+        return [
+            item
+            for item in self.content
+            if isinstance(item, conversation.ToolResultContent)
+        ]
+
+
+async def converse(
+    hass: HomeAssistant,
+    agent_id: str,
+    text: str,
+    conversation_id: str | None,
+    language: str = "en",
+) -> Answer:
+    """Ask as the Assist pipeline does, timing the first text delta and the result.
+
+    Each question runs in a task of its own, as each pipeline run does: an
+    agent that raises leaves the chat log's context variable set.
+    """
+    return await asyncio.create_task(
+        _ask(hass, agent_id, text, conversation_id, language)
+    )
+
+
+async def _ask(
+    hass: HomeAssistant,
+    agent_id: str,
+    text: str,
+    conversation_id: str | None,
+    language: str,
+) -> Answer:
+    """Ask, with a delta listener as the Assist pipeline has."""
+    started = time.perf_counter()
+    first_delta: float | None = None
+
+    def listener(chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
+        nonlocal first_delta
+        if first_delta is None and delta.get("content"):
+            first_delta = time.perf_counter() - started
+
+    user_input = conversation.ConversationInput(
+        text=text,
+        context=Context(),
+        conversation_id=conversation_id,
+        device_id=None,
+        satellite_id=None,
+        language=language,
+        agent_id=agent_id,
+    )
+    with chat_session.async_get_chat_session(hass, conversation_id) as session:
+        try:
+            with conversation.async_get_chat_log(
+                hass, session, user_input, chat_log_delta_listener=listener
+            ) as chat_log:
+                asked_at = len(chat_log.content)
+                result = await conversation.async_converse(
+                    hass, text, session.conversation_id, Context(), language, agent_id
+                )
+                content = chat_log.content[asked_at:]
+        except Exception as err:
+            return Answer(
+                session.conversation_id,
+                None,
+                False,
+                err,
+                first_delta,
+                time.perf_counter() - started,
+                [],
+            )
+    return Answer(
+        result.conversation_id or session.conversation_id,
+        result.response.speech.get("plain", {}).get("speech", ""),
+        result.response.response_type is intent.IntentResponseType.ERROR,
+        None,
+        first_delta,
+        time.perf_counter() - started,
+        content,
+    )

@@ -210,6 +210,8 @@ class LlamaServerStandIn:
     # Answers to chat requests, in order (or coroutine functions returning
     # one when the request arrives), and the JSON bodies they answered.
     script: list[Reply | Callable[[], Awaitable[Reply]]] = field(default_factory=list)
+    # Answers a request (its JSON body) once the script is used up.
+    reply_to: Callable[[dict[str, Any]], Reply] | None = None
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
     # time.perf_counter() when each streamed answer's first and last bytes went out.
     stream_times: list[tuple[float, float]] = field(default_factory=list)
@@ -269,6 +271,8 @@ class LlamaServerStandIn:
             return web.json_response(
                 error_body(401, "Invalid API Key", "authentication_error"), status=401
             )
+        if not self.script and self.reply_to is not None:
+            self.script.append(self.reply_to(self.chat_requests[-1]))
         if not self.script:
             return web.json_response(
                 error_body(

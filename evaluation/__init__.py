@@ -1,0 +1,1 @@
+"""Checks of a household's own model through the agent."""

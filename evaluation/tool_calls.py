@@ -1,0 +1,403 @@
+"""Checks a model's tool calls: the seed's live run against your own llama-server.
+
+Runs a Home Assistant in this process with the agent on the llama-server at
+URL, offering the five example tool files (examples/tools/) through the tool
+files' own API. Their web services (OpenWeatherMap, SearXNG, TomTom) are
+local stand-ins that answer in the real services' wire format; the calendar
+is a vdir written for the run, home is Oslo and the trip starts in Utrecht.
+
+Each question is asked in a new conversation, in its own language. For each
+it prints PASS or FAIL per expectation: the right tool (or none, for the
+plain question), the right arguments, an answer in the question's language;
+and the latency: to the first words and to the whole answer. It exits with 1
+when any expectation failed.
+
+Run: scripts/eval-tools URL [--model ID] [--api-key KEY] [--timeout S]
+(URL as the integration takes it, e.g. http://192.168.1.20:8181/v1)
+"""
+
+import argparse
+import asyncio
+from collections.abc import AsyncIterator, Callable
+import contextlib
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import cache
+import json
+from pathlib import Path
+import shutil
+import sys
+import tempfile
+from typing import Any
+
+import aiohttp
+from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from homeassistant.util import dt as dt_util
+from py3langid.langid import MODEL_FILE, LanguageIdentifier
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from benchmarks.harness import Answer, converse, running_home_assistant
+from custom_components.desktop_assistant.const import (
+    CONF_REQUEST_TIMEOUT,
+    DEFAULT_AGENT_OPTIONS,
+    DOMAIN,
+)
+from tests.examples.stand_ins import (
+    OSLO,
+    OWM_KEY,
+    ROME,
+    TOMTOM_KEY,
+    OpenWeatherMap,
+    SearXNG,
+    Slot,
+    TomTom,
+    current_weather,
+    searxng_result,
+    serving,
+    tomtom_geography,
+    tomtom_poi,
+)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
+# The answer's language is told apart from these.
+LANGUAGES = ["en", "it", "de", "fr", "es", "nl", "pt"]
+LANGUAGE_NAMES = {"en": "English", "it": "Italian"}
+SCHIPHOL = tomtom_poi("Amsterdam Airport Schiphol", "Haarlemmermeer", 52.30907, 4.76278)
+
+
+def empty(value: Any) -> bool:
+    """An argument left out or empty, which the tool files treat alike."""
+    return value in (None, "")
+
+
+def mentions(word: str) -> Callable[[Any], bool]:
+    """An argument that contains `word`, in any case."""
+    return lambda value: isinstance(value, str) and word in value.lower()
+
+
+@dataclass(frozen=True)
+class Case:
+    """A question and what a good model does with it."""
+
+    question: str
+    language: str
+    # The tool it must call (the file's name), or None for no tool.
+    tool: str | None
+    # What each argument must satisfy, and how that reads.
+    arguments: dict[str, tuple[Callable[[Any], bool], str]]
+
+
+def cases(today: date) -> list[Case]:
+    """The seed's live run; `today` in Home Assistant's time zone."""
+    tomorrow = (today + timedelta(days=1)).isoformat()
+    return [
+        Case("What time is it?", "en", "now", {}),
+        Case("Che ore sono?", "it", "now", {}),
+        Case(
+            "What is on my calendar tomorrow?",
+            "en",
+            "calendar",
+            {
+                "start": (lambda value: value == tomorrow, f"start {tomorrow}"),
+                "days": (lambda value: value in (None, "", 1, "1"), "days 1 or empty"),
+            },
+        ),
+        Case(
+            "How is the weather?",
+            "en",
+            "weather",
+            {
+                "place": (empty, "place empty (home)"),
+                "when": (lambda value: empty(value) or value == "now", "when now"),
+            },
+        ),
+        Case(
+            "Will it rain in Rome tomorrow?",
+            "en",
+            "weather",
+            {
+                "place": (mentions("rome"), "place Rome"),
+                "when": (lambda value: value == "tomorrow", "when tomorrow"),
+            },
+        ),
+        Case(
+            "Search the web for Kokoro TTS.",
+            "en",
+            "search",
+            {"query": (mentions("kokoro"), "query with Kokoro")},
+        ),
+        Case(
+            "How long does it take to drive to Schiphol airport?",
+            "en",
+            "travel",
+            {
+                "origin": (empty, "origin empty (home)"),
+                "destination": (mentions("schiphol"), "destination Schiphol"),
+            },
+        ),
+        Case("How far away is the Moon?", "en", None, {}),
+    ]
+
+
+@cache
+def identifier() -> LanguageIdentifier:
+    """py3langid's model, telling LANGUAGES apart."""
+    model = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    model.set_languages(LANGUAGES)
+    return model
+
+
+def language_of(text: str) -> str:
+    """The language the text is most likely in, among LANGUAGES."""
+    language, _ = identifier().classify(text)
+    return language
+
+
+def check(case: Case, answer: Answer) -> list[tuple[bool, str]]:
+    """Each expectation of the case: passed, and what it says."""
+    if answer.error is not None or answer.speech is None:
+        return [(False, f"an answer (the agent raised {answer.error!r})")]
+    called = [call.tool_name.removeprefix(f"{DOMAIN}__") for call in answer.tool_calls]
+    checks: list[tuple[bool, str]] = []
+    if case.tool is None:
+        checks.append((not called, f"calls no tool (called: {called or 'none'})"))
+    else:
+        checks.append(
+            (case.tool in called, f"calls {case.tool} (called: {called or 'none'})")
+        )
+        call = next(
+            (c for c in answer.tool_calls if c.tool_name == f"{DOMAIN}__{case.tool}"),
+            None,
+        )
+        for name, (accepts, wanted) in case.arguments.items():
+            value = call.tool_args.get(name) if call is not None else None
+            checks.append(
+                (
+                    call is not None and accepts(value),
+                    f"{wanted} (got {json.dumps(value, ensure_ascii=False)})",
+                )
+            )
+    heard = answer.speech.strip()
+    language = language_of(heard) if heard else "none"
+    checks.append(
+        (
+            not answer.is_error and language == case.language,
+            f"answers in {LANGUAGE_NAMES[case.language]} "
+            f"(detected {language}): {heard[:100]!r}",
+        )
+    )
+    return checks
+
+
+@contextlib.asynccontextmanager
+async def web_services() -> AsyncIterator[dict[str, str]]:
+    """Serve the stand-ins with the run's data; yield the URLs for [env]."""
+    tomorrow = dt_util.now(ROME.zone).date() + timedelta(days=1)
+    async with (
+        serving(OpenWeatherMap()) as owm,
+        serving(SearXNG()) as searxng,
+        serving(TomTom()) as tomtom,
+    ):
+        owm.cities = {"rome": ROME, "rome,it": ROME, "oslo": OSLO, "oslo,no": OSLO}
+        owm.slots = [
+            Slot(tomorrow, hour, "light rain", 9.0, 12.0, 3.5, 240, 0.8)
+            for hour in range(0, 24, 3)
+        ]
+        searxng.results = [
+            searxng_result(
+                1,
+                "Kokoro TTS - Hugging Face",
+                "Kokoro is an open-weight TTS model with 82 million parameters.",
+                "https://huggingface.co/hexgrad/Kokoro-82M",
+            )
+        ]
+        tomtom.places = {
+            name: [SCHIPHOL]
+            for name in (
+                "schiphol",
+                "schiphol airport",
+                "airport schiphol",
+                "amsterdam airport schiphol",
+                "schiphol airport, amsterdam",
+                "amsterdam schiphol airport",
+            )
+        } | {"utrecht": [tomtom_geography("Utrecht", 52.09083, 5.12222)]}
+        yield {
+            "OWM_URL": owm.url,
+            "SEARXNG_URL": searxng.url,
+            "TOMTOM_URL": tomtom.url,
+        }
+
+
+def write_config_folder(
+    root: Path, work: Path, urls: dict[str, str], zone: str, tomorrow: date
+) -> None:
+    """The example tools and a config.toml pointing them at the stand-ins."""
+    shutil.copytree(
+        EXAMPLES, root / "tools", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    calendar = work / "calendars" / "personal" / "lunch.ics"
+    calendar.parent.mkdir(parents=True)
+    calendar.write_bytes(
+        "\r\n".join(
+            [
+                "BEGIN:VCALENDAR",
+                "VERSION:2.0",
+                "PRODID:-//desktop_assistant//eval-tools//EN",
+                "BEGIN:VEVENT",
+                "UID:lunch@eval-tools",
+                f"DTSTART:{tomorrow:%Y%m%d}T123000",
+                f"DTEND:{tomorrow:%Y%m%d}T133000",
+                "SUMMARY:Team lunch",
+                "END:VEVENT",
+                "END:VCALENDAR",
+                "",
+            ]
+        ).encode()
+    )
+    weather_env = work / "weather.env"
+    weather_env.write_text(f"KEY={OWM_KEY}\nCITY=Oslo\nCOUNTRY=NO\nUNITS=metric\n")
+    # Home, now: from conky-theme-udt's fresh cache, as at a household.
+    cache = work / "cache" / "udt" / "weather.json"
+    cache.parent.mkdir(parents=True)
+    cache.write_text(json.dumps(current_weather(OSLO)))
+    env = urls | {
+        "TZ": zone,
+        "HOME": str(work / "home"),
+        "XDG_CACHE_HOME": str(work / "cache"),
+        "CALENDAR_DIR": str(work / "calendars"),
+        "WEATHER_ENV": str(weather_env),
+        "TOMTOM_API_KEY": TOMTOM_KEY,
+        "TRAVEL_HOME": "Utrecht",
+        "TOOL_WEB_TIMEOUT": "5",
+    }
+    lines = ["[env]"] + [f"{name} = {json.dumps(value)}" for name, value in env.items()]
+    (root / "config.toml").write_text("\n".join(lines) + "\n")
+
+
+async def first_model(url: str, api_key: str | None) -> str:
+    """The first model the server lists."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{url}/models", headers=headers) as response,
+    ):
+        response.raise_for_status()
+        body = await response.json(content_type=None)
+    return body["data"][0]["id"]
+
+
+async def add_agent(
+    hass: HomeAssistant,
+    url: str,
+    model: str,
+    api_key: str | None,
+    request_timeout: float,
+) -> str:
+    """Our agent for the server, offering the tool files; return its entity id."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title=url,
+        data={CONF_URL: url} | ({CONF_API_KEY: api_key} if api_key else {}),
+        subentries_data=[
+            {
+                "subentry_type": "conversation",
+                "title": model,
+                "data": DEFAULT_AGENT_OPTIONS
+                | {
+                    CONF_MODEL: model,
+                    CONF_LLM_HASS_API: [DOMAIN],
+                    CONF_REQUEST_TIMEOUT: request_timeout,
+                },
+                "unique_id": None,
+            }
+        ],
+    )
+    entry.add_to_hass(hass)
+    if not await hass.config_entries.async_setup(entry.entry_id):
+        raise SystemExit(f"eval-tools: could not set up the agent for {url}")
+    (subentry_id,) = entry.subentries
+    entity_id = er.async_get(hass).async_get_entity_id(
+        "conversation", DOMAIN, subentry_id
+    )
+    assert entity_id is not None
+    return entity_id
+
+
+def milliseconds(seconds: float | None) -> str:
+    """Seconds as whole milliseconds, or a dash."""
+    return "-" if seconds is None else f"{seconds * 1000:.0f} ms"
+
+
+async def evaluate(
+    url: str, model: str | None, api_key: str | None, request_timeout: float
+) -> bool:
+    """Ask each question and print the checks; return whether all passed."""
+    url = url.rstrip("/")
+    if not url.endswith("/v1"):
+        url = f"{url}/v1"
+    if model is None:
+        try:
+            model = await first_model(url, api_key)
+        except (aiohttp.ClientError, ValueError, LookupError) as err:
+            print(f"eval-tools: no model list at {url}/models: {err!r}")
+            return False
+    print(f"eval-tools: {model} at {url}\n")
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as work_dir:
+        async with running_home_assistant() as hass, web_services() as urls:
+            today = dt_util.now().date()
+            await hass.async_add_executor_job(
+                write_config_folder,
+                Path(hass.config.path(DOMAIN)),
+                Path(work_dir),
+                urls,
+                hass.config.time_zone,
+                today + timedelta(days=1),
+            )
+            agent_id = await add_agent(hass, url, model, api_key, request_timeout)
+            for case in cases(today):
+                answer = await converse(
+                    hass, agent_id, case.question, None, case.language
+                )
+                print(
+                    f"{case.question}  (first words {milliseconds(answer.first_delta)},"
+                    f" answer {milliseconds(answer.seconds)})"
+                )
+                for ok, text in check(case, answer):
+                    print(f"  {'PASS' if ok else 'FAIL'}  {text}")
+                    passed += ok
+                    failed += not ok
+                for result in answer.tool_results:
+                    if result.result.error:
+                        print(
+                            f"  note  {result.tool_name} answered: {result.result.data}"
+                        )
+    print(f"\n{passed} of {passed + failed} expectations passed")
+    return not failed
+
+
+def main() -> None:
+    """Parse the arguments and run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "url", help="llama-server's OpenAI API, e.g. http://HOST:8181/v1"
+    )
+    parser.add_argument(
+        "--model", help="model id (default: the first the server lists)"
+    )
+    parser.add_argument("--api-key", help="llama-server's --api-key, if it has one")
+    parser.add_argument(
+        "--timeout", type=float, default=60, help="seconds a request may take"
+    )
+    arguments = parser.parse_args()
+    ok = asyncio.run(
+        evaluate(arguments.url, arguments.model, arguments.api_key, arguments.timeout)
+    )
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

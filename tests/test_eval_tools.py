@@ -1,0 +1,198 @@
+"""scripts/eval-tools against the scripted llama-server stand-in.
+
+The stand-in plays a model: for each question of the live run it calls a
+tool (or none) and then answers. A good model passes every expectation; a
+model that picks wrong tools, arguments or language fails exactly those.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import date, timedelta
+import json
+from pathlib import Path
+import sys
+from typing import Any
+
+import pytest
+
+from .llama_server import LlamaServerStandIn, Reply, serve, text_reply, tool_call_reply
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Question -> (tool file and arguments, or None; the answer after it).
+GOOD_MODEL: dict[str, tuple[tuple[str, dict[str, Any]] | None, str]] = {
+    "What time is it?": (("now", {}), "It is ten past two in the afternoon."),
+    "Che ore sono?": (("now", {}), "Sono le due e dieci del pomeriggio."),
+    "What is on my calendar tomorrow?": (
+        ("calendar", {"start": "TOMORROW"}),
+        "Tomorrow you have a team lunch at half past twelve.",
+    ),
+    "How is the weather?": (
+        ("weather", {}),
+        "It is snowing lightly at home, minus three degrees.",
+    ),
+    "Will it rain in Rome tomorrow?": (
+        ("weather", {"place": "Rome", "when": "tomorrow"}),
+        "Yes, light rain is expected in Rome tomorrow.",
+    ),
+    "Search the web for Kokoro TTS.": (
+        ("search", {"query": "Kokoro TTS"}),
+        "Kokoro is an open-weight text to speech model with 82 million parameters.",
+    ),
+    "How long does it take to drive to Schiphol airport?": (
+        ("travel", {"destination": "Schiphol"}),
+        "The drive to Schiphol takes about thirty-eight minutes with traffic.",
+    ),
+    "How far away is the Moon?": (
+        None,
+        "The Moon is about three hundred and eighty thousand kilometres away.",
+    ),
+}
+
+# A model with faults: the wrong tool, a wrong argument, the wrong language,
+# and a tool for a plain question.
+BAD_MODEL = GOOD_MODEL | {
+    "What time is it?": (("weather", {}), "It is ten past two in the afternoon."),
+    "Will it rain in Rome tomorrow?": (
+        ("weather", {"place": "Paris", "when": "tomorrow"}),
+        "Yes, light rain is expected tomorrow.",
+    ),
+    "Che ore sono?": (("now", {}), "It is ten past two in the afternoon."),
+    "How far away is the Moon?": (
+        ("search", {"query": "distance to the Moon"}),
+        "The Moon is about three hundred and eighty thousand kilometres away.",
+    ),
+}
+
+
+def playing(model: dict[str, tuple[tuple[str, dict[str, Any]] | None, str]]) -> Any:
+    """Answer each request as the model would at that point of its question."""
+
+    def reply_to(body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        question = next(
+            message["content"]
+            for message in reversed(messages)
+            if message["role"] == "user"
+        )
+        # The agent puts the clock under the question; the question comes first.
+        call, answer = next(
+            value for text, value in model.items() if question.startswith(text)
+        )
+        if call is None or messages[-1]["role"] == "tool":
+            return text_reply(answer)
+        name, arguments = call
+        if arguments.get("start") == "TOMORROW":
+            # The agent gave the model today's date with the question.
+            today = question.split("Today's date is ")[1][:10]
+            tomorrow = date.fromisoformat(today) + timedelta(days=1)
+            arguments = arguments | {"start": tomorrow.isoformat()}
+        return tool_call_reply((f"desktop_assistant__{name}", json.dumps(arguments)))
+
+    return reply_to
+
+
+@pytest.fixture
+async def stand_in(socket_enabled: None) -> AsyncIterator[LlamaServerStandIn]:
+    async with serve(LlamaServerStandIn()) as server:
+        yield server
+
+
+async def eval_tools(url: str) -> tuple[int, str]:
+    """Run scripts/eval-tools's module; return its exit status and output."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "evaluation.tool_calls",
+        url,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, output.decode()
+
+
+def verdicts(output: str) -> list[str]:
+    """The PASS/FAIL lines, stripped."""
+    return [
+        line.strip()
+        for line in output.splitlines()
+        if line.strip().startswith(("PASS", "FAIL"))
+    ]
+
+
+async def test_a_good_model_passes(stand_in: LlamaServerStandIn) -> None:
+    stand_in.reply_to = playing(GOOD_MODEL)
+
+    status, output = await eval_tools(stand_in.url)
+
+    assert status == 0, output
+    lines = verdicts(output)
+    # The tool, each argument checked and the language, for each question.
+    assert len(lines) == 25, output
+    assert all(line.startswith("PASS") for line in lines), output
+    assert "25 of 25 expectations passed" in output
+    assert "note" not in output
+    assert f"gemma-3-12b-it-Q4_K_M.gguf at {stand_in.url}" in output
+    for question in GOOD_MODEL:
+        assert f"{question}  (first words " in output
+    assert "PASS  answers in Italian (detected it): 'Sono le due" in output
+    assert 'PASS  place Rome (got "Rome")' in output
+    # The tools ran on the run's data, served by the stand-ins.
+    tool_output = "\n".join(
+        message["content"]
+        for request in stand_in.chat_requests
+        for message in request["messages"][-1:]
+        if message["role"] == "tool"
+    )
+    for expected in (
+        "Team lunch",
+        "Oslo, NO now: light snow",
+        "Rome, IT tomorrow",
+        "Kokoro TTS - Hugging Face",
+        "From Utrecht to Amsterdam Airport Schiphol (Haarlemmermeer)",
+    ):
+        assert expected in tool_output
+    # Every request offered the five tool files, and nothing else.
+    assert {
+        tuple(sorted(tool["function"]["name"] for tool in request["tools"]))
+        for request in stand_in.chat_requests
+        if "tools" in request
+    } == {
+        tuple(
+            f"desktop_assistant__{name}"
+            for name in ("calendar", "now", "search", "travel", "weather")
+        )
+    }
+
+
+async def test_a_bad_model_fails_where_it_is_wrong(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    stand_in.reply_to = playing(BAD_MODEL)
+
+    status, output = await eval_tools(stand_in.url)
+
+    assert status == 1, output
+    failures = [line for line in verdicts(output) if line.startswith("FAIL")]
+    assert failures == [
+        "FAIL  calls now (called: ['weather'])",
+        "FAIL  answers in Italian (detected en): 'It is ten past two in the afternoon.'",
+        'FAIL  place Rome (got "Paris")',
+        "FAIL  calls no tool (called: ['search'])",
+    ], output
+    assert "21 of 25 expectations passed" in output
+
+
+async def test_a_server_that_is_down_is_reported(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    url = stand_in.url
+    await stand_in.stop()
+
+    status, output = await eval_tools(url)
+
+    assert status != 0
+    assert "Traceback" not in output, output
