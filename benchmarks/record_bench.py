@@ -300,7 +300,7 @@ async def search(
     words.rng = random.Random(11)
     size = await hass.async_add_executor_job(file_size, record.store.path)
 
-    tool = RecallConversationsTool(record)
+    tool = RecallConversationsTool()
     rows = []
     async with aiohttp.ClientSession() as session:
         socket = await admin_websocket(hass, session)

@@ -1,7 +1,7 @@
 """Our agent beside Home Assistant's own `llama_cpp` agent, on one llama-server.
 
 One Home Assistant in this process runs both agents with the same tools (the
-five example tool files, offered through Assist with Assist's own tools), the
+the example tool files, offered through Assist with Assist's own tools), the
 same prompt, temperature and token limit; each is asked through
 `conversation.async_converse`.
 

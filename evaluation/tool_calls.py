@@ -1,7 +1,7 @@
 """Checks a model's tool calls: the seed's live run against your own llama-server.
 
 Runs a Home Assistant in this process with the agent on the llama-server at
-URL, offering the five example tool files (examples/tools/) through the tool
+URL, offering the example tool files (examples/tools/) through the tool
 files' own API. Their web services (OpenWeatherMap, SearXNG, TomTom) are
 local stand-ins that answer in the real services' wire format; the calendar
 is a vdir written for the run, home is Oslo and the trip starts in Utrecht.
@@ -273,7 +273,10 @@ def write_config_folder(
         "TRAVEL_HOME": "Utrecht",
         "TOOL_WEB_TIMEOUT": "5",
     }
-    lines = ["[env]"] + [f"{name} = {json.dumps(value)}" for name, value in env.items()]
+    # Answers may name home and the time zone, as config.toml suggests.
+    lines = ['shown = ["TZ", "TRAVEL_HOME"]', "[env]"] + [
+        f"{name} = {json.dumps(value)}" for name, value in env.items()
+    ]
     (root / "config.toml").write_text("\n".join(lines) + "\n")
 
 

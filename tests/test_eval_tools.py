@@ -155,7 +155,7 @@ async def test_a_good_model_passes(stand_in: LlamaServerStandIn) -> None:
         "From Utrecht to Amsterdam Airport Schiphol (Haarlemmermeer)",
     ):
         assert expected in tool_output
-    # Every request offered the five tool files, and nothing else.
+    # Every request offered the tool files and the record's and memory's tools.
     assert {
         tuple(sorted(tool["function"]["name"] for tool in request["tools"]))
         for request in stand_in.chat_requests
@@ -163,7 +163,17 @@ async def test_a_good_model_passes(stand_in: LlamaServerStandIn) -> None:
     } == {
         tuple(
             f"desktop_assistant__{name}"
-            for name in ("calendar", "now", "search", "travel", "weather")
+            for name in (
+                "calendar",
+                "calendar_add",
+                "now",
+                "recall",
+                "recall_conversations",
+                "remember",
+                "search",
+                "travel",
+                "weather",
+            )
         )
     }
 

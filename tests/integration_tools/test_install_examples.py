@@ -6,7 +6,7 @@ import tomllib
 from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.exceptions import HomeAssistantError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.service import async_get_all_descriptions
 from homeassistant.helpers.translation import async_get_translations
@@ -78,7 +78,9 @@ async def test_install_into_an_empty_folder(
     hass: HomeAssistant, setup_integration: Setup
 ) -> None:
     await setup_integration()
-    assert await run_tool(hass, "now") == "error: unknown tool 'now' (tools: none)"
+    with pytest.raises(ServiceValidationError) as unknown:
+        await run_tool(hass, "now")
+    assert unknown.value.translation_key == "unknown_tool"
 
     response = await install(hass)
 

@@ -91,7 +91,7 @@ async def test_run_tool_wrong_calls_raise(
     )
     # The next call works.
     assert await run_tool(hass, {"tool": "weather", "arguments": {"days": 2}}) == {
-        "result": "Weather in Bologna in 2 days: sunny"
+        "result": "Weather in Bari in 2 days: sunny"
     }
 
 
@@ -220,6 +220,9 @@ async def test_actions_and_issues_are_described(
     assert "{file}" in description and "{problems}" in description
     icons = await async_get_icons(hass, "services", [DOMAIN])
     assert icons[DOMAIN] == {
+        "delete_conversations": {"service": "mdi:delete-clock"},
+        "install_examples": {"service": "mdi:download"},
         "reload": {"service": "mdi:reload"},
+        "run_nightly": {"service": "mdi:weather-night"},
         "run_tool": {"service": "mdi:tools"},
     }
