@@ -1,18 +1,15 @@
 """One real Home Assistant with this integration for all browser tests of a module."""
 
 import asyncio
-from collections.abc import Callable, Iterator
-import json
+from collections.abc import Iterator
 from pathlib import Path
 import shutil
 import threading
-from typing import Any
 
-from aiohttp import web
 import pytest
 import pytest_socket
 
-from ..llama_server import LlamaServerStandIn, text_reply
+from ..llama_server import LlamaServerStandIn
 from .browser import Page, chromium
 from .home_assistant import HomeAssistantProcess, Tokens, running
 from .seed import seed_record
@@ -23,36 +20,15 @@ MEMBER = ("bram", "member-password-1")
 LOOPBACK = ["127.0.0.1", "::1"]
 
 
-class SchemaAnsweringStandIn(LlamaServerStandIn):
-    """The stand-in, answering structured requests by their schema's name.
-
-    The nightly pass asks for `notes` once per conversation it reads and for
-    a `plan` once; `answers` maps each name to a function of the request
-    body that returns the JSON the model would write.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
-
-    async def handle_chat(self, request: web.Request) -> web.StreamResponse:
-        """Put the answer for the request's schema first in the script."""
-        body = await request.json()
-        schema = (body.get("response_format") or {}).get("json_schema") or {}
-        if (answer := self.answers.get(schema.get("name", ""))) is not None:
-            self.script.insert(0, text_reply(json.dumps(answer(body))))
-        return await super().handle_chat(request)
-
-
 class StandInThread:
     """The llama-server stand-in on an event loop of its own, beside the tests."""
 
     def __init__(self) -> None:
-        self.stand_in = SchemaAnsweringStandIn()
+        self.stand_in = LlamaServerStandIn()
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
-    def __enter__(self) -> SchemaAnsweringStandIn:
+    def __enter__(self) -> LlamaServerStandIn:
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self.stand_in.start(), self.loop).result(10)
         return self.stand_in
@@ -82,7 +58,7 @@ def sockets_in_tests(socket_enabled: None) -> None:
 
 
 @pytest.fixture(scope="module")
-def llama_stand_in() -> Iterator[SchemaAnsweringStandIn]:
+def llama_stand_in() -> Iterator[LlamaServerStandIn]:
     """A llama-server stand-in for the agent of the Home Assistant under test."""
     with StandInThread() as stand_in:
         yield stand_in

@@ -1,14 +1,15 @@
 """The Assistant panel in a real browser against a real Home Assistant."""
 
 import asyncio
+import json
 from pathlib import Path
 import time
 from typing import Any
 
 from selenium import webdriver
 
+from ..llama_server import LlamaServerStandIn, text_reply
 from .browser import Page, chromium
-from .conftest import SchemaAnsweringStandIn
 from .home_assistant import HomeAssistantProcess, Tokens
 from .seed import FILLER
 
@@ -335,11 +336,15 @@ def test_nightly_run_diff_sources_and_revert(
     home_assistant: HomeAssistantProcess,
     integration: str,
     admin_tokens: Tokens,
-    llama_stand_in: SchemaAnsweringStandIn,
+    llama_stand_in: LlamaServerStandIn,
     browser: webdriver.Chrome,
     artifacts: Path,
 ) -> None:
-    llama_stand_in.answers = {"notes": notes_for, "plan": tidy_garden}
+    # The pass asks for `notes` once per conversation it reads, a `plan` once.
+    answers = {"notes": notes_for, "plan": tidy_garden}
+    llama_stand_in.reply_to = lambda body: text_reply(
+        json.dumps(answers[body["response_format"]["json_schema"]["name"]](body))
+    )
     # The record marks a conversation quiet within a minute of HA's start.
     kitchen = {"status": None}
     deadline = time.monotonic() + 120
