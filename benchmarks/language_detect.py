@@ -16,7 +16,7 @@ import time
 
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-from benchmarks.harness import median_p95
+from tests.harness.home_assistant import median_p95
 from custom_components.desktop_assistant.language import LanguageDetector
 
 QUESTIONS = [

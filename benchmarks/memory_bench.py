@@ -29,7 +29,7 @@ from homeassistant.helpers import llm
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 import pytest
 
-from benchmarks.harness import median_p95, running_home_assistant
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from custom_components.desktop_assistant.client import LlamaServerClient
 from custom_components.desktop_assistant.const import (
     CONF_MAX_TOKENS,
@@ -49,10 +49,10 @@ from custom_components.desktop_assistant.memory.nightly import (
     extraction_messages,
 )
 from custom_components.desktop_assistant.memory.runs import Transcript
-from tests.agent_entry import async_add_agent, async_ask
-from tests.llama_server import LlamaServerStandIn, serve
-from tests.memory.seed import Said, add_conversation
-from tests.real_engines import start_llama_server
+from tests.harness.agent_entry import async_add_agent, async_ask
+from tests.harness.llama_server import LlamaServerStandIn, serve
+from tests.harness.memory_seed import Said, add_conversation
+from tests.harness.real_engines import start_llama_server
 
 WORDS = [
     "cello",

@@ -45,7 +45,7 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import device_registry as dr, llm
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from benchmarks.harness import median_p95, running_home_assistant
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from custom_components.desktop_assistant.const import (
     CONF_RECORD,
     DEFAULT_AGENT_OPTIONS,
@@ -65,8 +65,8 @@ from custom_components.desktop_assistant.record.models import (
 )
 from custom_components.desktop_assistant.record.recorder import TurnRecording
 from custom_components.desktop_assistant.store import transaction
-from tests.agent_entry import RecordingTool, ToolsAPI, async_add_agent, async_ask
-from tests.llama_server import (
+from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent, async_ask
+from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
     serve,

@@ -27,7 +27,7 @@ import tempfile
 import time
 import tracemalloc
 
-from benchmarks.harness import median_p95
+from tests.harness.home_assistant import median_p95
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
 from custom_components.desktop_assistant.tools.reaper import kill_marked
 

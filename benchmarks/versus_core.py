@@ -26,7 +26,7 @@ own API (no such tool: Home Assistant adds the time, to the second, to the
 system prompt of every turn).
 
 The fault matrix: both agents against the scripted llama-server stand-in
-(tests/llama_server.py) with faults of the server or the model; for each,
+(tests/harness/llama_server.py) with faults of the server or the model; for each,
 what the person hears (an agent that raises gives the Assist pipeline an
 `intent-failed` error: the satellite speaks no answer) and whether the next
 question in the same conversation is answered.
@@ -53,7 +53,7 @@ from homeassistant.helpers import entity_registry as er, llm
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from benchmarks.harness import Answer, converse, median_p95, running_home_assistant
+from tests.harness.home_assistant import Answer, converse, median_p95, running_home_assistant
 from benchmarks.prompt_cache import empty_the_cache
 from custom_components.desktop_assistant.const import (
     CONF_MAX_TOKENS,
@@ -61,8 +61,8 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
-from tests.agent_entry import async_add_agent
-from tests.llama_server import (
+from tests.harness.agent_entry import async_add_agent
+from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
     Reply,
@@ -73,8 +73,8 @@ from tests.llama_server import (
     text_reply,
     tool_call_reply,
 )
-from tests.ports import free_port
-from tests.real_engines import RealLlamaServer, start_llama_server
+from tests.harness.ports import free_port
+from tests.harness.real_engines import RealLlamaServer, start_llama_server
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
 CORE = "llama_cpp"

@@ -3,15 +3,15 @@
 A real Home Assistant runs in this process with its `wyoming` integration,
 an Assist pipeline and this repository's agent. Our two Wyoming services run
 as their own processes, as deployed (`python -m wyoming_services.whisper`
-and `python -m wyoming_services.kokoro`). A satellite (tests/voice) streams
+and `python -m wyoming_services.kokoro`). A satellite (tests/harness/satellite.py) streams
 a 1.5 s utterance into the pipeline and fetches the reply from Home
 Assistant's web server over HTTP, as ESPHome's `voice_assistant` does.
 
 The engines' own time is held fixed:
 
-- whisper-server: the stand-in (tests/wyoming) answers `--whisper-ms` after
+- whisper-server: the stand-in (tests/harness/whisper_server.py) answers `--whisper-ms` after
   the request;
-- llama-server: the stand-in (tests/llama_server.py) sends its first token
+- llama-server: the stand-in (tests/harness/llama_server.py) sends its first token
   `--llama-ms` after the request, the rest of the reply at once;
 - Kokoro: the tiny model of scripts/make-test-models, then the real Kokoro
   v1.0 int8 model that scripts/setup assembles (when installed). Its
@@ -61,21 +61,20 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from wyoming.tts import SynthesizeVoice
 
-from benchmarks.harness import median_p95, running_home_assistant
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-from tests.agent_entry import async_add_agent
-from tests.llama_server import MODEL_ID, LlamaServerStandIn, serve, text_reply
-from tests.ports import free_port
-from tests.real_engines import (
+from tests.harness.agent_entry import async_add_agent
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve, text_reply
+from tests.harness.ports import free_port
+from tests.harness.real_engines import (
     KOKORO_MODEL,
     KOKORO_VOICES as REAL_VOICES_FILE,
     REAL_KOKORO_VOICES,
     real_kokoro_dir,
 )
-from tests.voice.satellite import Run, Satellite, create_pipeline, utterance_wav
-from tests.wyoming.helpers import KOKORO_VOICES, module_argv, server_process
-from tests.wyoming.test_ha_wyoming import add_wyoming_entry, entity_id_of
-from tests.wyoming.whisper_server import WhisperServerStandIn, serve as serve_whisper
+from tests.harness.satellite import Run, Satellite, create_pipeline, utterance_wav
+from tests.harness.wyoming import add_wyoming_entry, entity_id_of, KOKORO_VOICES, module_argv, server_process
+from tests.harness.whisper_server import WhisperServerStandIn, serve as serve_whisper
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import build_service
 from wyoming_services.kokoro.handler import MIN_CLAUSE

@@ -53,15 +53,15 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from tests.ports import free_port
-from tests.real_engines import (
+from tests.harness.ports import free_port
+from tests.harness.real_engines import (
     KOKORO_MODEL,
     KOKORO_VOICES as REAL_VOICES_FILE,
     REAL_KOKORO_VOICES,
     real_kokoro_dir,
 )
-from tests.wyoming.helpers import KOKORO_VOICES, module_argv, server_process, tcp_server
-from tests.wyoming.whisper_server import WhisperServerStandIn
+from tests.harness.wyoming import KOKORO_VOICES, module_argv, server_process, tcp_server
+from tests.harness.whisper_server import WhisperServerStandIn
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL, build_service
 from wyoming_services.kokoro.engine import CHANNELS, RATE, WIDTH

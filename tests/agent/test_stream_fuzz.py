@@ -17,7 +17,7 @@ from hypothesis import given, strategies as st
 from custom_components.desktop_assistant.client import EventParser, LlamaServerError
 from custom_components.desktop_assistant.entity import Answer, tool_inputs_of
 
-from ..fuzz import FUZZ_TIMEOUT
+from tests.harness.fuzz import FUZZ_TIMEOUT
 
 pytestmark = FUZZ_TIMEOUT
 

@@ -11,7 +11,7 @@ import pytest
 
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
 
-from .stand_ins import OpenWeatherMap, SearXNG, TomTom, serving
+from tests.harness.web_stand_ins import OpenWeatherMap, SearXNG, TomTom, serving
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tools"
 # The local zone of every helper run in these tests.

@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from ..ports import closed_port_url
+from tests.harness.ports import closed_port_url
 from .conftest import ExampleFolder
-from .stand_ins import SearXNG, searxng_result
+from tests.harness.web_stand_ins import SearXNG, searxng_result
 
 LONG = "word " * 100
 RESULTS = [

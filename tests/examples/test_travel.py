@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from ..ports import closed_port_url
+from tests.harness.ports import closed_port_url
 from .conftest import EXAMPLES, ZONE, ExampleFolder
-from .stand_ins import TOMTOM_KEY, TomTom, tomtom_geography, tomtom_poi
+from tests.harness.web_stand_ins import TOMTOM_KEY, TomTom, tomtom_geography, tomtom_poi
 
 SCHIPHOL = tomtom_poi("Amsterdam Airport Schiphol", "Haarlemmermeer", 52.30907, 4.76278)
 UTRECHT = tomtom_geography("Utrecht", 52.09083, 5.12222)

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from ..ports import closed_port_url
+from tests.harness.ports import closed_port_url
 from .conftest import ExampleFolder
-from .stand_ins import OSLO, OWM_KEY, ROME, OpenWeatherMap, Slot, current_weather
+from tests.harness.web_stand_ins import OSLO, OWM_KEY, ROME, OpenWeatherMap, Slot, current_weather
 
 ENV_FILE = f"""\
 # conky-theme-udt: OpenWeatherMap

@@ -18,8 +18,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
-from ..agent_entry import RecordingTool, ToolsAPI, async_add_agent
-from ..llama_server import MODEL_ID, LlamaServerStandIn, serve
+from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve
 
 API_KEY = "sk-test-5f0c2e9a7b"
 TRANSLATIONS = (

@@ -9,7 +9,7 @@ import pytest
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
-from ..llama_server import MODEL_ID, text_reply, tool_call_reply
+from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 from .conftest import Agent, run_text_pipeline, speech
 
 WEATHER = """\

@@ -19,7 +19,7 @@ from custom_components.desktop_assistant.const import (
     SUBENTRY_AI_TASK,
 )
 
-from ..llama_server import MODEL_ID, LlamaServerStandIn, text_reply
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, text_reply
 
 STRUCTURE = {
     "name": {"selector": {"text": None}, "required": True},

@@ -26,8 +26,8 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 
-from ..llama_server import MODEL_ID, LlamaServerStandIn, models_body, serve
-from ..ports import closed_port_url
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, models_body, serve
+from tests.harness.ports import closed_port_url
 from .conftest import API_KEY
 
 

@@ -23,8 +23,8 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 
-from ..calendar_tools import DAY, ZONE, events, install_calendar_tools
-from ..llama_server import MODEL_ID, text_reply, tool_call_reply
+from tests.harness.calendar_tools import DAY, ZONE, events, install_calendar_tools
+from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 from .conftest import Agent, speech
 
 ADD = "desktop_assistant__calendar_add"

@@ -18,7 +18,7 @@ from custom_components.desktop_assistant.generate import (
     ServerActivity,
 )
 
-from ..llama_server import (
+from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
     Reply,
@@ -28,7 +28,7 @@ from ..llama_server import (
     sse,
     text_reply,
 )
-from ..ports import closed_port_url
+from tests.harness.ports import closed_port_url
 
 BIRTHDAY = vol.Schema({vol.Required("name"): str, vol.Required("day"): int})
 MESSAGES = [{"role": "user", "content": "When is Anouk's birthday?"}]

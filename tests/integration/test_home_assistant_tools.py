@@ -33,10 +33,10 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS
 
-from ..agent_entry import async_add_agent
-from ..llama_server import MODEL_ID, LlamaServerStandIn, text_reply, tool_call_reply
-from ..mcp_server import PATH, TOOL, tide_answer
-from ..ports import free_port
+from tests.harness.agent_entry import async_add_agent
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, text_reply, tool_call_reply
+from tests.harness.mcp_server import PATH, TOOL, tide_answer
+from tests.harness.ports import free_port
 from .conftest import speech
 
 REPO = Path(__file__).resolve().parents[2]
@@ -252,7 +252,7 @@ async def mcp_url(socket_enabled: None) -> AsyncIterator[str]:
     """A FastMCP server in a process of its own, on a loopback port."""
     port = free_port()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.mcp_server", str(port), cwd=REPO
+        sys.executable, "-m", "tests.harness.mcp_server", str(port), cwd=REPO
     )
     try:
         async with asyncio.timeout(30):

@@ -21,7 +21,7 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
 )
 
-from ..llama_server import (
+from tests.harness.llama_server import (
     MODEL_ID,
     Reply,
     chunk,

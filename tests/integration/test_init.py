@@ -14,8 +14,8 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.desktop_assistant.const import DOMAIN
 
-from ..llama_server import LlamaServerStandIn
-from ..ports import closed_port_url
+from tests.harness.llama_server import LlamaServerStandIn
+from tests.harness.ports import closed_port_url
 from .conftest import API_KEY
 
 

@@ -17,7 +17,7 @@ from custom_components.desktop_assistant.language import (
     LanguageDetector,
 )
 
-from ..llama_server import MODEL_ID, Reply, error_body, text_reply, tool_call_reply
+from tests.harness.llama_server import MODEL_ID, Reply, error_body, text_reply, tool_call_reply
 from .conftest import Agent, speech
 from .test_agent_tool_files import TOOL_FILES
 

@@ -19,7 +19,7 @@ import pytest
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
-from ..llama_server import MODEL_ID, Reply, text_reply
+from tests.harness.llama_server import MODEL_ID, Reply, text_reply
 from .conftest import TEST_API, Agent, speech
 
 TRANSLATIONS = Path(__file__).parents[2] / "custom_components" / DOMAIN / "translations"

@@ -29,8 +29,8 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 
-from ..agent_entry import async_ask
-from ..real_engines import RealLlamaServer, start_llama_server
+from tests.harness.agent_entry import async_ask
+from tests.harness.real_engines import RealLlamaServer, start_llama_server
 
 
 @pytest.fixture(scope="module")

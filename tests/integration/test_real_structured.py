@@ -25,7 +25,7 @@ from custom_components.desktop_assistant.const import (
 from custom_components.desktop_assistant.generate import Generator, InvalidOutput
 from custom_components.desktop_assistant.memory.plan import PLAN_SCHEMA
 
-from ..real_engines import RealLlamaServer, start_llama_server
+from tests.harness.real_engines import RealLlamaServer, start_llama_server
 
 # Every value is bounded (enums, booleans), so the random model must end.
 STRUCTURE = {

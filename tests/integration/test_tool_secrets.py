@@ -26,8 +26,8 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
-from ..llama_server import MODEL_ID, LlamaServerStandIn, text_reply, tool_call_reply
-from ..ports import closed_port_url
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, text_reply, tool_call_reply
+from tests.harness.ports import closed_port_url
 from ..tools.helpers import write_script
 from ..tools.test_processes import LEAVER_TOOL, LEAVES_A_CHILD
 from ..tools.test_runner import child_gone

@@ -20,8 +20,8 @@ from homeassistant.helpers import entity_registry as er, intent, llm
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from ..calendar_tools import DAY, events, install_calendar_tools
-from ..llama_server import (
+from tests.harness.calendar_tools import DAY, events, install_calendar_tools
+from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
     serve,

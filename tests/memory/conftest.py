@@ -20,7 +20,7 @@ from ..integration.conftest import (  # noqa: F401 (fixtures)
     llama_server,
     tool_files,
 )
-from ..llama_server import MODEL_ID
+from tests.harness.llama_server import MODEL_ID
 
 
 @pytest.fixture

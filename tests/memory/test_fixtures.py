@@ -7,8 +7,8 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from ..integration.conftest import Agent
-from ..llama_server import Reply, text_reply
-from .evaluation import (
+from tests.harness.llama_server import Reply, text_reply
+from tests.harness.memory_evaluation import (
     check,
     fill,
     fixture_names,

@@ -20,8 +20,8 @@ from custom_components.desktop_assistant.memory.nightly import (
 )
 
 from ..integration.conftest import Agent
-from ..llama_server import text_reply
-from .seed import Said, add_conversation, add_page
+from tests.harness.llama_server import text_reply
+from tests.harness.memory_seed import Said, add_conversation, add_page
 
 AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC).timestamp()
 NO_PLAN = {"rewrite": [], "create": [], "merge": []}

@@ -13,7 +13,7 @@ from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memor
 from custom_components.desktop_assistant.store import transaction
 
 from ..integration.conftest import Agent, speech
-from ..llama_server import text_reply, tool_call_reply
+from tests.harness.llama_server import text_reply, tool_call_reply
 
 REMEMBER = f"{DOMAIN}__remember"
 RECALL = f"{DOMAIN}__recall"

@@ -10,8 +10,8 @@ from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
 
 from ..integration.conftest import Agent
-from ..llama_server import text_reply
-from .seed import add_page
+from tests.harness.llama_server import text_reply
+from tests.harness.memory_seed import add_page
 
 PREFIX = f"{DOMAIN}/memory"
 

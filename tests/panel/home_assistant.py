@@ -20,7 +20,7 @@ import urllib.request
 
 from aiohttp import ClientSession, WSMsgType
 
-from ..ports import free_port
+from tests.harness.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEGRATION = ROOT / "custom_components" / "desktop_assistant"

@@ -20,7 +20,7 @@ from custom_components.desktop_assistant.record import RECALL_TOOL
 from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
 
 from ..integration.conftest import Agent, speech
-from ..llama_server import text_reply
+from tests.harness.llama_server import text_reply
 from .conftest import record_of, stored
 
 SECRET_QUESTION = "Where did I hide the spare key for the shed?"

@@ -16,7 +16,7 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_NIGHTLY_TIME,
 )
 
-from ..llama_server import MODEL_ID, LlamaServerStandIn
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn
 
 
 async def test_options_flow_sets_retention_and_quiet_time(

@@ -18,7 +18,7 @@ from custom_components.desktop_assistant.record import (
 )
 
 from ..integration.conftest import Agent, speech
-from ..llama_server import MODEL_ID, text_reply, tool_call_reply
+from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 from .conftest import seed, stored
 
 CONTEXT = llm.LLMContext(

@@ -14,7 +14,7 @@ from custom_components.desktop_assistant.const import (
 from custom_components.desktop_assistant.record.models import MAX_TOOL_RESULT
 
 from ..integration.conftest import TEST_API, Agent, run_text_pipeline, speech
-from ..llama_server import MODEL_ID, Reply, text_reply, tool_call_reply
+from tests.harness.llama_server import MODEL_ID, Reply, text_reply, tool_call_reply
 from .conftest import kinds, listed, stored
 
 

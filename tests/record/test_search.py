@@ -17,7 +17,7 @@ from custom_components.desktop_assistant.record.search import (
 )
 
 from ..integration.conftest import Agent
-from ..llama_server import text_reply, tool_call_reply
+from tests.harness.llama_server import text_reply, tool_call_reply
 from .conftest import index_rows, listed, search, seed, stored
 
 

@@ -15,7 +15,7 @@ from custom_components.desktop_assistant.tools import (
 from custom_components.desktop_assistant.tools.loader import parse_tool
 from custom_components.desktop_assistant.tools.spec import ToolSpec
 
-from ..fuzz import FUZZ_TIMEOUT
+from tests.harness.fuzz import FUZZ_TIMEOUT
 
 pytestmark = FUZZ_TIMEOUT
 # The profile's size and deadline; large argument values are the point here.

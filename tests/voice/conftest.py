@@ -26,18 +26,18 @@ from ..integration.conftest import (  # noqa: F401 (fixtures)
     custom_integrations,
     llama_server,
 )
-from ..llama_server import MODEL_ID
+from tests.harness.llama_server import MODEL_ID
 from ..wyoming.conftest import (  # noqa: F401 (fixtures)
     kokoro_config,
     kokoro_service,
     tiny_models,
     whisper_server,
 )
-from ..wyoming.helpers import tcp_server, whisper_wyoming
+from tests.harness.wyoming import tcp_server, whisper_wyoming
 from ..wyoming.test_ha_wyoming import add_wyoming_entry, entity_id_of
-from ..wyoming.whisper_server import WhisperServerStandIn
-from .satellite import Satellite, create_pipeline
-from .wyoming_tap import Passed, Tap, tapped
+from tests.harness.whisper_server import WhisperServerStandIn
+from tests.harness.satellite import Satellite, create_pipeline
+from tests.harness.wyoming_tap import Passed, Tap, tapped
 
 # The configured English voice of tests/wyoming's Kokoro config (af_heart).
 VOICE = "en"

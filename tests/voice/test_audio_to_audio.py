@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from wyoming.tts import SynthesizeChunk, SynthesizeStart
 
-from ..llama_server import text_reply, tool_call_reply
+from tests.harness.llama_server import text_reply, tool_call_reply
 from .conftest import VOICE, VoiceAssistant
-from .satellite import Run, pcm_of_wav, reply_samples, utterance_wav
-from .wyoming_tap import FROM_SERVER, TO_SERVER
+from tests.harness.satellite import Run, pcm_of_wav, reply_samples, utterance_wav
+from tests.harness.wyoming_tap import FROM_SERVER, TO_SERVER
 
 QUESTION = "What's the weather in Rome?"
 ANNOUNCEMENT = "Checking the weather."

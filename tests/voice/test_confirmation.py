@@ -16,11 +16,11 @@ from wyoming.tts import Synthesize, SynthesizeChunk
 
 from custom_components.desktop_assistant.const import DOMAIN
 
-from ..calendar_tools import DAY, events, install_calendar_tools
-from ..llama_server import text_reply, tool_call_reply
+from tests.harness.calendar_tools import DAY, events, install_calendar_tools
+from tests.harness.llama_server import text_reply, tool_call_reply
 from .conftest import VoiceAssistant
-from .satellite import Run, reply_samples, utterance_wav
-from .wyoming_tap import TO_SERVER
+from tests.harness.satellite import Run, reply_samples, utterance_wav
+from tests.harness.wyoming_tap import TO_SERVER
 
 QUESTION = f"Add Dentist to the calendar on {DAY} 10:30?"
 ANSWER = "Done, the dentist is in your calendar."

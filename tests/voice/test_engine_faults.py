@@ -17,9 +17,9 @@ import logging
 from homeassistant.components.assist_pipeline import PipelineEventType
 import pytest
 
-from ..llama_server import Reply, error_body, text_reply
+from tests.harness.llama_server import Reply, error_body, text_reply
 from .conftest import VOICE, VoiceAssistant
-from .satellite import Run, reply_samples, set_voice, utterance_wav
+from tests.harness.satellite import Run, reply_samples, set_voice, utterance_wav
 
 QUESTION = "What's the weather in Rome?"
 ANSWER = "Sunny in Rome."

@@ -8,9 +8,9 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.record import DATA_RECORD, database
 
-from ..llama_server import text_reply, tool_call_reply
+from tests.harness.llama_server import text_reply, tool_call_reply
 from .conftest import VoiceAssistant
-from .satellite import utterance_wav
+from tests.harness.satellite import utterance_wav
 
 QUESTION = "What's the weather in Rome?"
 

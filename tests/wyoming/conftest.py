@@ -10,8 +10,8 @@ import pytest
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import KokoroService, build_service
 
-from .helpers import KOKORO_VOICES
-from .whisper_server import WhisperServerStandIn, serve
+from tests.harness.wyoming import KOKORO_VOICES
+from tests.harness.whisper_server import WhisperServerStandIn, serve
 
 REPO = Path(__file__).parents[2]
 

@@ -16,8 +16,8 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from wyoming_services.kokoro.__main__ import KokoroService
 
-from .helpers import tcp_server, tone, whisper_wyoming
-from .whisper_server import WhisperServerStandIn
+from tests.harness.wyoming import add_wyoming_entry, entity_id_of, tcp_server, tone, whisper_wyoming
+from tests.harness.whisper_server import WhisperServerStandIn
 
 THREE_SENTENCES = [
     "Buongiorno, oggi piove a Roma. ",
@@ -31,24 +31,6 @@ WAV_HEADER = 44
 async def core(hass: HomeAssistant) -> None:
     """HA's core component, which `conversation` (a dependency) expects."""
     assert await async_setup_component(hass, "homeassistant", {})
-
-
-async def add_wyoming_entry(hass: HomeAssistant, port: int) -> ConfigEntry:
-    """What the Wyoming Protocol integration's config flow stores: host and port."""
-    entry = MockConfigEntry(domain="wyoming", data={"host": "127.0.0.1", "port": port})
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    await hass.async_block_till_done()
-    return entry
-
-
-def entity_id_of(hass: HomeAssistant, entry: ConfigEntry, domain: str) -> str:
-    (entity,) = [
-        e
-        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
-        if e.domain == domain
-    ]
-    return entity.entity_id
 
 
 async def test_stt_entity_transcribes(

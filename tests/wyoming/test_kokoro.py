@@ -28,7 +28,7 @@ from wyoming_services.kokoro.__main__ import KokoroService, build_service
 from wyoming_services.service import ServiceError
 
 from .conftest import write_kokoro_config
-from .helpers import (
+from tests.harness.wyoming import (
     ProcessClient,
     free_port,
     module_argv,

@@ -32,7 +32,7 @@ from wyoming_services.kokoro.__main__ import (
 from wyoming_services.kokoro.engine import MAX_PHONEMES
 
 from .conftest import write_kokoro_config
-from .helpers import (
+from tests.harness.wyoming import (
     KOKORO_VOICES,
     handler_tasks,
     pcm_of,

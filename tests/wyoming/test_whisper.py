@@ -17,7 +17,7 @@ from wyoming.info import Describe, Info
 
 from wyoming_services.service import zeroconf_advert
 
-from .helpers import (
+from tests.harness.wyoming import (
     ProcessClient,
     dominant_hz,
     free_port,
@@ -29,7 +29,7 @@ from .helpers import (
     tone,
     whisper_wyoming,
 )
-from .whisper_server import WhisperServerStandIn
+from tests.harness.whisper_server import WhisperServerStandIn
 
 MODULE = "wyoming_services.whisper"
 

@@ -17,7 +17,7 @@ from wyoming.event import Event
 
 from wyoming_services.service import MAX_PAYLOAD_BYTES
 
-from .helpers import (
+from tests.harness.wyoming import (
     handler_tasks,
     raw_exchange,
     read_until,
@@ -26,7 +26,7 @@ from .helpers import (
     tone,
     whisper_wyoming,
 )
-from .whisper_server import WhisperServerStandIn
+from tests.harness.whisper_server import WhisperServerStandIn
 
 SPOKEN = "Accendi la luce in cucina."
 

@@ -21,11 +21,11 @@ import pytest
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 
-from ...calendar_tools import DAY
+from tests.harness.calendar_tools import DAY
 from ...integration.conftest import Agent, speech
-from ...llama_server import MODEL_ID, text_reply, tool_call_reply
+from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 from ..conftest import EXAMPLES, ZONE, config_toml
-from ..stand_ins import (
+from tests.harness.web_stand_ins import (
     OSLO,
     OWM_KEY,
     ROME,

@@ -1,4 +1,4 @@
-"""A real Home Assistant in the benchmark's process, as the test harness builds it."""
+"""A real Home Assistant in this process, as the test harness builds it: for benchmarks and evaluation."""
 
 import asyncio
 from collections.abc import AsyncIterator
@@ -16,7 +16,7 @@ from homeassistant.helpers import chat_session, intent
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_test_home_assistant
 
-from tests.ports import free_port
+from tests.harness.ports import free_port
 
 
 @contextlib.asynccontextmanager

@@ -16,7 +16,7 @@ from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
 from wyoming.server import AsyncEventHandler
 
-from ..wyoming.helpers import tcp_server
+from tests.harness.wyoming import tcp_server
 
 TO_SERVER = "to server"
 FROM_SERVER = "from server"

@@ -1,6 +1,6 @@
 """An MCP server, built with the `mcp` package's FastMCP, for tests to start.
 
-Run: python -m tests.mcp_server PORT. It serves the streamable HTTP
+Run: python -m tests.harness.mcp_server PORT. It serves the streamable HTTP
 transport at http://127.0.0.1:PORT/mcp with one tool, `tide_times`, whose
 answer is computed from its argument, so a test can tell it reached the
 model.

@@ -27,9 +27,9 @@ from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.memory.memory import DATA_MEMORY
 from custom_components.desktop_assistant.memory.text import notes
 
-from .seed import add_conversation, add_page, said
+from tests.harness.memory_seed import add_conversation, add_page, said
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "memory" / "fixtures"
 AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC).timestamp()
 
 
@@ -229,9 +229,9 @@ async def run_pass(hass: HomeAssistant) -> dict[str, Any]:
 async def evaluate(url: str, names: list[str]) -> int:
     """Run fixtures against the model at `url`; print PASS/FAIL; return failures."""
     # Imported here: the benchmark harness is only for the command line.
-    from benchmarks.harness import running_home_assistant  # noqa: PLC0415
+    from tests.harness.home_assistant import running_home_assistant  # noqa: PLC0415
 
-    from ..agent_entry import async_add_agent  # noqa: PLC0415
+    from tests.harness.agent_entry import async_add_agent  # noqa: PLC0415
 
     try:
         async with (

@@ -6,7 +6,7 @@ from pathlib import Path
 import shutil
 from zoneinfo import ZoneInfo
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tools"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tools"
 ZONE = "Europe/Rome"
 # A day in the future whenever the tests run.
 DAY = f"{datetime.now(ZoneInfo(ZONE)).year + 2}-06-12"

@@ -8,18 +8,22 @@ from pathlib import Path
 import sys
 
 import aiohttp
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
 import numpy as np
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient, AsyncTcpClient
 from wyoming.event import Event, async_read_event
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 from wyoming.server import AsyncTcpServer, HandlerFactory
 
 from wyoming_services.whisper.__main__ import build_info, language_setting
 from wyoming_services.whisper.client import WhisperClient
 from wyoming_services.whisper.handler import IDLE_SECONDS, WhisperEventHandler
 
-from ..ports import free_port
+from tests.harness.ports import free_port
 
 # The household of the seed: an Italian and an English voice, blended.
 KOKORO_VOICES = """
@@ -231,3 +235,22 @@ async def server_process(
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def add_wyoming_entry(hass: HomeAssistant, port: int) -> ConfigEntry:
+    """What the Wyoming Protocol integration's config flow stores: host and port."""
+    entry = MockConfigEntry(domain="wyoming", data={"host": "127.0.0.1", "port": port})
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    return entry
+
+
+def entity_id_of(hass: HomeAssistant, entry: ConfigEntry, domain: str) -> str:
+    """The entity of `domain` that a config entry added."""
+    (entity,) = [
+        e
+        for e in er.async_entries_for_config_entry(er.async_get(hass), entry.entry_id)
+        if e.domain == domain
+    ]
+    return entity.entity_id

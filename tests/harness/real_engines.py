@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from .tiny_llama import write_tiny_gguf
+from tests.harness.tiny_llama import write_tiny_gguf
 
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 # Printed at the end of the run when tests skipped for want of an engine.

@@ -13,7 +13,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DOMAIN
 
-from .llama_server import MODEL_ID
+from tests.harness.llama_server import MODEL_ID
 
 
 async def async_add_agent(

@@ -1,0 +1,1 @@
+"""Stand-ins and helpers shared by the tests, the benchmarks and evaluation/."""
