@@ -29,11 +29,14 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import llm
 
-from tests.harness.home_assistant import median_p95, running_home_assistant
-from custom_components.desktop_assistant.const import (
-    DEFAULT_AGENT_OPTIONS,
+from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS
+from tests.harness.agent_entry import (
+    RecordingTool,
+    ToolsAPI,
+    async_add_agent,
+    async_ask,
 )
-from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent, async_ask
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,

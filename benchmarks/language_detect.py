@@ -16,8 +16,8 @@ import time
 
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
+from custom_components.desktop_assistant.agent.language import LanguageDetector
 from tests.harness.home_assistant import median_p95
-from custom_components.desktop_assistant.language import LanguageDetector
 
 QUESTIONS = [
     "What is the weather going to be like tomorrow in Rome?",

@@ -29,27 +29,28 @@ from homeassistant.helpers import llm
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 import pytest
 
-from tests.harness.home_assistant import median_p95, running_home_assistant
-from custom_components.desktop_assistant.client import LlamaServerClient
 from custom_components.desktop_assistant.const import (
     CONF_MAX_TOKENS,
     CONF_TEMPERATURE,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
-from custom_components.desktop_assistant.generate import (
-    GenerationError,
-    Generator,
-    async_get_activity,
-)
 from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
+from custom_components.desktop_assistant.memory.memory import Memory
 from custom_components.desktop_assistant.memory.nightly import (
     NOTES_SCHEMA,
     extraction_messages,
 )
 from custom_components.desktop_assistant.memory.runs import Transcript
+from custom_components.desktop_assistant.runtime import DATA_MEMORY
+from custom_components.desktop_assistant.server.activity import async_get_activity
+from custom_components.desktop_assistant.server.client import LlamaServerClient
+from custom_components.desktop_assistant.server.generate import (
+    GenerationError,
+    Generator,
+)
 from tests.harness.agent_entry import async_add_agent, async_ask
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import LlamaServerStandIn, serve
 from tests.harness.memory_seed import Said, add_conversation
 from tests.harness.real_engines import start_llama_server

@@ -30,15 +30,15 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 import pytest
 
-from tests.harness.home_assistant import median_p95, running_home_assistant
 from custom_components.desktop_assistant.const import (
     CONF_MAX_TOKENS,
     CONF_TEMPERATURE,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
-from custom_components.desktop_assistant.memory.memory import DATA_MEMORY
+from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.real_engines import RealLlamaServer, start_llama_server
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"

@@ -45,14 +45,12 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import device_registry as dr, llm
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from tests.harness.home_assistant import median_p95, running_home_assistant
 from custom_components.desktop_assistant.const import (
     CONF_RECORD,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
 from custom_components.desktop_assistant.record import (
-    DATA_RECORD,
     RECALL_TOOL,
     RecallConversationsTool,
     Record,
@@ -64,8 +62,15 @@ from custom_components.desktop_assistant.record.models import (
     TurnWrite,
 )
 from custom_components.desktop_assistant.record.recorder import TurnRecording
+from custom_components.desktop_assistant.runtime import DATA_RECORD
 from custom_components.desktop_assistant.store import transaction
-from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent, async_ask
+from tests.harness.agent_entry import (
+    RecordingTool,
+    ToolsAPI,
+    async_add_agent,
+    async_ask,
+)
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,

@@ -27,9 +27,9 @@ import tempfile
 import time
 import tracemalloc
 
-from tests.harness.home_assistant import median_p95
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
 from custom_components.desktop_assistant.tools.reaper import kill_marked
+from tests.harness.home_assistant import median_p95
 
 FLOOD_MB = 100
 FLOOD_PY = f"""#!{sys.executable}

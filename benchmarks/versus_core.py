@@ -53,7 +53,6 @@ from homeassistant.helpers import entity_registry as er, llm
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from tests.harness.home_assistant import Answer, converse, median_p95, running_home_assistant
 from benchmarks.prompt_cache import empty_the_cache
 from custom_components.desktop_assistant.const import (
     CONF_MAX_TOKENS,
@@ -62,6 +61,12 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.home_assistant import (
+    Answer,
+    converse,
+    median_p95,
+    running_home_assistant,
+)
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,

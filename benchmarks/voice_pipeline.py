@@ -61,9 +61,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from wyoming.tts import SynthesizeVoice
 
-from tests.harness.home_assistant import median_p95, running_home_assistant
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve, text_reply
 from tests.harness.ports import free_port
 from tests.harness.real_engines import (
@@ -73,8 +73,14 @@ from tests.harness.real_engines import (
     real_kokoro_dir,
 )
 from tests.harness.satellite import Run, Satellite, create_pipeline, utterance_wav
-from tests.harness.wyoming import add_wyoming_entry, entity_id_of, KOKORO_VOICES, module_argv, server_process
 from tests.harness.whisper_server import WhisperServerStandIn, serve as serve_whisper
+from tests.harness.wyoming import (
+    KOKORO_VOICES,
+    add_wyoming_entry,
+    entity_id_of,
+    module_argv,
+    server_process,
+)
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import build_service
 from wyoming_services.kokoro.handler import MIN_CLAUSE

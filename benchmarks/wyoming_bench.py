@@ -60,8 +60,8 @@ from tests.harness.real_engines import (
     REAL_KOKORO_VOICES,
     real_kokoro_dir,
 )
-from tests.harness.wyoming import KOKORO_VOICES, module_argv, server_process, tcp_server
 from tests.harness.whisper_server import WhisperServerStandIn
+from tests.harness.wyoming import KOKORO_VOICES, module_argv, server_process, tcp_server
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL, build_service
 from wyoming_services.kokoro.engine import CHANNELS, RATE, WIDTH

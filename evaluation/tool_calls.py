@@ -38,12 +38,12 @@ from homeassistant.util import dt as dt_util
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from tests.harness.home_assistant import Answer, converse, running_home_assistant
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
+from tests.harness.home_assistant import Answer, converse, running_home_assistant
 from tests.harness.web_stand_ins import (
     OSLO,
     OWM_KEY,

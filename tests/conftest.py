@@ -4,6 +4,9 @@ from pathlib import Path
 
 import pytest
 
+# The shared fixtures, defined once.
+pytest_plugins = ["tests.harness.fixtures"]
+
 
 @pytest.fixture
 def hass_config_dir(tmp_path: Path) -> str:

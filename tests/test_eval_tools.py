@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests.harness.llama_server import LlamaServerStandIn, Reply, serve, text_reply, tool_call_reply
+from tests.harness.llama_server import (
+    LlamaServerStandIn,
+    Reply,
+    serve,
+    text_reply,
+    tool_call_reply,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 

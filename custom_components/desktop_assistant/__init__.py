@@ -1,6 +1,5 @@
 """The desktop_assistant integration: a local voice assistant on llama.cpp."""
 
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.const import CONF_API_KEY, CONF_URL, Platform
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import (
@@ -13,28 +12,27 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
 
-from .client import (
+from .agent.confirmation import Confirmations
+from .const import DOMAIN
+from .llm import ToolFilesAPI
+from .memory.memory import async_schedule_nightly, async_setup_memory
+from .panel import async_register_panel
+from .record import async_setup_record
+from .runtime import DATA_CONFIRMATIONS, DATA_TOOLS, DesktopAssistantConfigEntry
+from .server.client import (
     CannotConnect,
     InvalidAuth,
     LlamaServerClient,
     LlamaServerError,
     ServerTimeout,
 )
-from .confirmation import DATA_CONFIRMATIONS, Confirmations
-from .const import DATA_TOOLS, DOMAIN
-from .credentials import without_credentials
-from .llm import ToolFilesAPI
-from .memory.memory import async_schedule_nightly, async_setup_memory
-from .panel import async_register_panel
-from .record import async_setup_record
+from .server.credentials import without_credentials
 from .services import async_setup_services
 from .store import async_setup_store
-from .tool_folder import async_setup_tools
+from .tool_files import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION, Platform.SENSOR]
-
-type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:

@@ -9,7 +9,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import DesktopAssistantConfigEntry
+from .agent.messages import build_messages
 from .const import (
     CONF_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT,
@@ -17,8 +17,9 @@ from .const import (
     DEFAULT_AI_TASK_OPTIONS,
     SUBENTRY_AI_TASK,
 )
-from .entity import DesktopAssistantEntity, build_messages
-from .generate import GenerationError, Generator
+from .entity import DesktopAssistantEntity
+from .runtime import DesktopAssistantConfigEntry
+from .server.generate import GenerationError, Generator
 
 # Generation runs on the server; HA need not hold tasks back.
 PARALLEL_UPDATES = 0

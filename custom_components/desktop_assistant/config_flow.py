@@ -41,7 +41,7 @@ from homeassistant.helpers.selector import (
 )
 import probatio as vol
 
-from .client import LlamaServerClient, LlamaServerError
+from .agent.language import DETECTABLE_LANGUAGES
 from .const import (
     CONF_CONFIRM_TIMEOUT,
     CONF_LANGUAGES,
@@ -56,6 +56,7 @@ from .const import (
     CONF_TEMPERATURE,
     CONF_TOOL_ROUNDS,
     CONF_TURN_TIMEOUT,
+    CONFIG_FOLDER,
     DEFAULT_AGENT_OPTIONS,
     DEFAULT_AI_TASK_OPTIONS,
     DEFAULT_NAME,
@@ -65,13 +66,12 @@ from .const import (
     DEFAULT_URL,
     DOMAIN,
     SUBENTRY_AI_TASK,
-    TOOLS_FOLDER,
 )
-from .credentials import without_credentials
-from .example_tools import InstallReport
-from .language import DETECTABLE_LANGUAGES
 from .llm import filter_invalid_llm_apis
-from .tool_folder import async_install_examples
+from .server.client import LlamaServerClient, LlamaServerError
+from .server.credentials import without_credentials
+from .tool_files import async_install_examples
+from .tool_files.examples import InstallReport
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -345,7 +345,7 @@ class EntryOptionsFlow(OptionsFlow):
             data_schema=vol.Schema(
                 {vol.Required(CONF_INSTALL_EXAMPLES, default=False): bool}
             ),
-            description_placeholders={"folder": TOOLS_FOLDER},
+            description_placeholders={"folder": CONFIG_FOLDER},
             errors=errors,
         )
 
@@ -359,7 +359,7 @@ class EntryOptionsFlow(OptionsFlow):
             step_id="examples_installed",
             data_schema=vol.Schema({}),
             description_placeholders={
-                "folder": TOOLS_FOLDER,
+                "folder": CONFIG_FOLDER,
                 "installed": ", ".join(self._report.installed) or "-",
                 "skipped": ", ".join(self._report.skipped) or "-",
             },

@@ -4,9 +4,6 @@ from typing import Any, Final
 
 from homeassistant.const import CONF_LLM_HASS_API, CONF_PROMPT
 from homeassistant.helpers import llm
-from homeassistant.util.hass_dict import HassKey
-
-from .tools import ToolRegistry
 
 DOMAIN: Final = "desktop_assistant"
 DEFAULT_NAME: Final = "llama-server"
@@ -79,10 +76,9 @@ DEFAULT_AI_TASK_OPTIONS: Final[dict[str, Any]] = {
 }
 
 # Tools from the config folder (issue 4).
-# <HA config dir>/desktop_assistant/: config.toml and tools/<name>.toml.
-TOOLS_FOLDER: Final = "desktop_assistant"
-# The loaded tools; the agent lists and runs them through this registry.
-DATA_TOOLS: HassKey[ToolRegistry] = HassKey(f"{DOMAIN}_tools")
+# The config folder, <HA config dir>/desktop_assistant/: config.toml,
+# tools/<name>.toml and the database, assistant.db.
+CONFIG_FOLDER: Final = "desktop_assistant"
 # A tool's intent type is this prefix + its name in CamelCase.
 INTENT_PREFIX: Final = "DesktopAssistant"
 SERVICE_RUN_TOOL: Final = "run_tool"
@@ -90,3 +86,6 @@ SERVICE_RELOAD: Final = "reload"
 SERVICE_INSTALL_EXAMPLES: Final = "install_examples"
 ATTR_TOOL: Final = "tool"
 ATTR_ARGUMENTS: Final = "arguments"
+
+# Estimated tokens of a text: characters / 4, as budgets and the profile sensor count.
+CHARS_PER_TOKEN: Final = 4

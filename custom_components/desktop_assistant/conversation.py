@@ -12,21 +12,21 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent, llm
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import DesktopAssistantConfigEntry
-from .confirmation import DATA_CONFIRMATIONS, HeldCall, Reply, phrases_for
-from .const import (
-    CONF_CONFIRM_TIMEOUT,
-    CONF_LANGUAGES,
-    CONF_RECORD,
-    DATA_TOOLS,
-    DOMAIN,
-)
-from .entity import DesktopAssistantEntity, Turn
-from .generate import async_get_activity
-from .language import LanguageDetector
+from .agent.confirmation import HeldCall, Reply, phrases_for
+from .agent.language import LanguageDetector
+from .agent.spoken import async_spoken_text
+from .agent.turn import Turn
+from .const import CONF_CONFIRM_TIMEOUT, CONF_LANGUAGES, CONF_RECORD, DOMAIN
+from .entity import DesktopAssistantEntity
 from .llm import filter_invalid_llm_apis, tool_file_name
-from .record import DATA_RECORD, TurnRecording
-from .spoken import async_spoken_text
+from .record import TurnRecording
+from .runtime import (
+    DATA_CONFIRMATIONS,
+    DATA_RECORD,
+    DATA_TOOLS,
+    DesktopAssistantConfigEntry,
+)
+from .server.activity import async_get_activity
 
 # Questions are answered concurrently; llama-server queues them in its slots.
 PARALLEL_UPDATES = 0

@@ -6,9 +6,9 @@ from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.const import CONF_API_KEY, CONF_URL
 from homeassistant.core import HomeAssistant
 
-from . import DesktopAssistantConfigEntry
-from .credentials import without_credentials
-from .record import DATA_RECORD, database
+from .record import database
+from .runtime import DATA_RECORD, DesktopAssistantConfigEntry
+from .server.credentials import without_credentials
 from .store import StoreError
 
 TO_REDACT = {CONF_API_KEY}

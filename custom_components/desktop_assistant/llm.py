@@ -23,11 +23,10 @@ from homeassistant.helpers.llm import (
 )
 import probatio
 
-from .confirmation import DATA_CONFIRMATIONS
-from .const import DATA_TOOLS, DOMAIN
-from .memory.memory import DATA_MEMORY
+from .const import DOMAIN
 from .memory.tools import memory_tools
-from .record import DATA_RECORD, RecallConversationsTool
+from .record import RecallConversationsTool
+from .runtime import DATA_CONFIRMATIONS, DATA_MEMORY, DATA_RECORD, DATA_TOOLS
 from .tools import ArgumentError, ToolRegistry, ToolSpec, parse_arguments
 
 PARAM_VALIDATORS = {"string": str, "integer": int, "number": float, "boolean": bool}

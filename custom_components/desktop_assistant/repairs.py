@@ -7,7 +7,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 import probatio
 
-from .tool_folder import async_install_examples
+from .tool_files import async_install_examples
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from . import DesktopAssistantConfigEntry
-from .memory.memory import DATA_MEMORY, Memory
+from .memory.memory import Memory
+from .runtime import DATA_MEMORY, DesktopAssistantConfigEntry
 
 
 async def async_setup_entry(
@@ -22,7 +22,7 @@ async def async_setup_entry(
 
 
 class ProfileSizeSensor(SensorEntity):
-    """Estimated tokens of the household profile (characters / 4)."""
+    """Estimated tokens of the household profile (characters / CHARS_PER_TOKEN)."""
 
     _attr_entity_category = EntityCategory.DIAGNOSTIC
     _attr_has_entity_name = True

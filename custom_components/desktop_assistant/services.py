@@ -23,16 +23,16 @@ from .const import (
     ATTR_CONVERSATION_ID,
     ATTR_OLDER_THAN_DAYS,
     ATTR_TOOL,
-    DATA_TOOLS,
     DOMAIN,
     SERVICE_DELETE_CONVERSATIONS,
     SERVICE_INSTALL_EXAMPLES,
     SERVICE_RELOAD,
     SERVICE_RUN_TOOL,
 )
-from .record import DATA_RECORD, InProgress
+from .record import InProgress
+from .runtime import DATA_RECORD, DATA_TOOLS
 from .store import StoreError
-from .tool_folder import async_install_examples, async_load_tools
+from .tool_files import async_install_examples, async_load_tools
 from .tools import ArgumentError, parse_arguments
 
 _LOGGER = logging.getLogger(__name__)

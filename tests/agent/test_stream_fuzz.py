@@ -14,9 +14,12 @@ from typing import Any
 
 from hypothesis import given, strategies as st
 
-from custom_components.desktop_assistant.client import EventParser, LlamaServerError
-from custom_components.desktop_assistant.entity import Answer, tool_inputs_of
-
+from custom_components.desktop_assistant.agent.tool_calls import tool_inputs_of
+from custom_components.desktop_assistant.server.client import (
+    EventParser,
+    LlamaServerError,
+)
+from custom_components.desktop_assistant.server.stream import Answer
 from tests.harness.fuzz import FUZZ_TIMEOUT
 
 pytestmark = FUZZ_TIMEOUT

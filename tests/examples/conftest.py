@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
-
 from tests.harness.web_stand_ins import OpenWeatherMap, SearXNG, TomTom, serving
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tools"

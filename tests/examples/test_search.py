@@ -5,8 +5,9 @@ import time
 import pytest
 
 from tests.harness.ports import closed_port_url
-from .conftest import ExampleFolder
 from tests.harness.web_stand_ins import SearXNG, searxng_result
+
+from .conftest import ExampleFolder
 
 LONG = "word " * 100
 RESULTS = [

@@ -8,8 +8,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.harness.ports import closed_port_url
-from .conftest import EXAMPLES, ZONE, ExampleFolder
 from tests.harness.web_stand_ins import TOMTOM_KEY, TomTom, tomtom_geography, tomtom_poi
+
+from .conftest import EXAMPLES, ZONE, ExampleFolder
 
 SCHIPHOL = tomtom_poi("Amsterdam Airport Schiphol", "Haarlemmermeer", 52.30907, 4.76278)
 UTRECHT = tomtom_geography("Utrecht", 52.09083, 5.12222)

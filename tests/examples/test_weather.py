@@ -9,8 +9,16 @@ import time
 import pytest
 
 from tests.harness.ports import closed_port_url
+from tests.harness.web_stand_ins import (
+    OSLO,
+    OWM_KEY,
+    ROME,
+    OpenWeatherMap,
+    Slot,
+    current_weather,
+)
+
 from .conftest import ExampleFolder
-from tests.harness.web_stand_ins import OSLO, OWM_KEY, ROME, OpenWeatherMap, Slot, current_weather
 
 ENV_FILE = f"""\
 # conky-theme-udt: OpenWeatherMap

@@ -12,7 +12,6 @@ import probatio as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DOMAIN
-
 from tests.harness.llama_server import MODEL_ID
 
 

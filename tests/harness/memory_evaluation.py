@@ -24,9 +24,8 @@ from homeassistant.core import HomeAssistant
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.memory import DATA_MEMORY
 from custom_components.desktop_assistant.memory.text import notes
-
+from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from tests.harness.memory_seed import add_conversation, add_page, said
 
 FIXTURES = Path(__file__).parents[1] / "memory" / "fixtures"
@@ -229,9 +228,8 @@ async def run_pass(hass: HomeAssistant) -> dict[str, Any]:
 async def evaluate(url: str, names: list[str]) -> int:
     """Run fixtures against the model at `url`; print PASS/FAIL; return failures."""
     # Imported here: the benchmark harness is only for the command line.
-    from tests.harness.home_assistant import running_home_assistant  # noqa: PLC0415
-
     from tests.harness.agent_entry import async_add_agent  # noqa: PLC0415
+    from tests.harness.home_assistant import running_home_assistant  # noqa: PLC0415
 
     try:
         async with (

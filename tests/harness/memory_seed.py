@@ -6,13 +6,13 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 
 from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.memory import DATA_MEMORY
-from custom_components.desktop_assistant.record import DATA_RECORD, database
+from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
     Entry,
     TurnWrite,
 )
+from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_RECORD
 
 
 @dataclass

@@ -12,18 +12,17 @@ from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 import numpy as np
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncClient, AsyncTcpClient
 from wyoming.event import Event, async_read_event
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 from wyoming.server import AsyncTcpServer, HandlerFactory
 
+from tests.harness.ports import free_port
 from wyoming_services.whisper.__main__ import build_info, language_setting
 from wyoming_services.whisper.client import WhisperClient
 from wyoming_services.whisper.handler import IDLE_SECONDS, WhisperEventHandler
-
-from tests.harness.ports import free_port
 
 # The household of the seed: an Italian and an English voice, blended.
 KOKORO_VOICES = """
@@ -254,3 +253,13 @@ def entity_id_of(hass: HomeAssistant, entry: ConfigEntry, domain: str) -> str:
         if e.domain == domain
     ]
     return entity.entity_id
+
+
+def write_kokoro_config(folder: Path, models: Path, extra: str = KOKORO_VOICES) -> Path:
+    """A config file for the tiny model, with `extra` appended."""
+    path = folder / "kokoro.toml"
+    path.write_text(
+        f'[kokoro]\nmodel = "{models / "kokoro-v1.0.onnx"}"\n'
+        f'voices = "{models / "voices-v1.0.bin"}"\n{extra}'
+    )
+    return path

@@ -11,15 +11,6 @@ import pytest
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from custom_components.desktop_assistant.store import MIGRATIONS
 from custom_components.desktop_assistant.store.store import connect
-
-from ..integration.conftest import (  # noqa: F401 (fixtures)
-    agent,
-    check_translations,
-    config_entry,
-    custom_integrations,
-    llama_server,
-    tool_files,
-)
 from tests.harness.llama_server import MODEL_ID
 
 

@@ -6,7 +6,7 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 import pytest
 
-from ..integration.conftest import Agent
+from tests.harness.agent import Agent
 from tests.harness.llama_server import Reply, text_reply
 from tests.harness.memory_evaluation import (
     check,

@@ -12,14 +12,14 @@ from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import pages, runs
-from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
+from custom_components.desktop_assistant.memory.memory import Memory
 from custom_components.desktop_assistant.memory.nightly import (
     CATCH_UP_DELAY,
     PLAN_CHARS,
     plan_messages,
 )
-
-from ..integration.conftest import Agent
+from custom_components.desktop_assistant.runtime import DATA_MEMORY
+from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import Said, add_conversation, add_page
 

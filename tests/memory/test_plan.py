@@ -2,7 +2,6 @@
 
 import pytest
 
-from custom_components.desktop_assistant.generate import InvalidOutput, parse_structured
 from custom_components.desktop_assistant.memory.plan import (
     PLAN_SCHEMA,
     Create,
@@ -15,6 +14,10 @@ from custom_components.desktop_assistant.memory.plan import (
     check_plan,
     parse_plan,
     refusal_text,
+)
+from custom_components.desktop_assistant.server.generate import (
+    InvalidOutput,
+    parse_structured,
 )
 
 PROFILE = PageState(

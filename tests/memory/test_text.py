@@ -5,7 +5,6 @@ import pytest
 from custom_components.desktop_assistant.memory.text import (
     add_note,
     content_lines,
-    fold,
     hint,
     line_key,
     links,
@@ -14,6 +13,7 @@ from custom_components.desktop_assistant.memory.text import (
     tokens,
     unlink,
 )
+from custom_components.desktop_assistant.text import fold_name
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,7 @@ from custom_components.desktop_assistant.memory.text import (
     [("Anouk", "ANOUK"), ("Zoë", "zoe"), ("  Café  de   Flore ", "cafe de flore")],
 )
 def test_fold_ignores_case_accents_and_spacing(a: str, b: str) -> None:
-    assert fold(a) == fold(b)
+    assert fold_name(a) == fold_name(b)
 
 
 def test_tokens_are_characters_over_four() -> None:
@@ -68,7 +68,10 @@ def test_line_key_ignores_list_marks_links_case_and_end_punctuation() -> None:
 def test_links_and_unlink() -> None:
     text = "Sister of [[Bob]], lives in [[Zoë's flat|the flat]]."
     assert links(text) == ["Bob", "Zoë's flat"]
-    assert unlink(text, {fold("zoe's flat")}) == "Sister of [[Bob]], lives in the flat."
+    assert (
+        unlink(text, {fold_name("zoe's flat")})
+        == "Sister of [[Bob]], lives in the flat."
+    )
 
 
 def test_hint_is_the_first_content_line_cut() -> None:

@@ -9,10 +9,10 @@ from homeassistant.helpers import entity_registry as er, llm
 
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
+from custom_components.desktop_assistant.memory.memory import Memory
+from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from custom_components.desktop_assistant.store import transaction
-
-from ..integration.conftest import Agent, speech
+from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import text_reply, tool_call_reply
 
 REMEMBER = f"{DOMAIN}__remember"

@@ -7,9 +7,9 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory.memory import DATA_MEMORY, Memory
-
-from ..integration.conftest import Agent
+from custom_components.desktop_assistant.memory.memory import Memory
+from custom_components.desktop_assistant.runtime import DATA_MEMORY
+from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import add_page
 

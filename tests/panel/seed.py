@@ -5,7 +5,7 @@ from pathlib import Path
 import sqlite3
 import time
 
-from custom_components.desktop_assistant.const import TOOLS_FOLDER
+from custom_components.desktop_assistant.const import CONFIG_FOLDER
 from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.record.models import (
@@ -40,7 +40,7 @@ def _turn(
 
 def seed_record(config_dir: Path) -> dict[str, str]:
     """Write the household's conversations; return the notable ones' ids by role."""
-    path = config_dir / TOOLS_FOLDER / DB_FILE
+    path = config_dir / CONFIG_FOLDER / DB_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     now = time.time()
     turns = [

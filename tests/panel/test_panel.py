@@ -9,6 +9,7 @@ from typing import Any
 from selenium import webdriver
 
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
+
 from .browser import Page, chromium
 from .home_assistant import HomeAssistantProcess, Tokens
 from .seed import FILLER

@@ -7,26 +7,15 @@ from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.record import DATA_RECORD, Record, database
+from custom_components.desktop_assistant.record import Record, database
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
     Entry,
     TurnWrite,
 )
-from custom_components.desktop_assistant.record.search import (
-    match_expression,
-    words_of,
-)
-
-from ..integration.conftest import (  # noqa: F401 (fixtures)
-    agent,
-    agent_options,
-    check_translations,
-    config_entry,
-    custom_integrations,
-    llama_server,
-    tool_files,
-)
+from custom_components.desktop_assistant.record.search import match_expression
+from custom_components.desktop_assistant.runtime import DATA_RECORD
+from custom_components.desktop_assistant.text import words
 
 
 def record_of(hass: HomeAssistant) -> Record:
@@ -123,13 +112,11 @@ async def record(hass: HomeAssistant) -> Record:
     return found
 
 
-async def search(hass: HomeAssistant, *words: str) -> list[str]:
+async def search(hass: HomeAssistant, *query: str) -> list[str]:
     """Ids of the conversations the index finds with all the words."""
     return [
         found["conversation_id"]
-        for found in await listed(
-            hass, match=match_expression(words_of(" ".join(words)))
-        )
+        for found in await listed(hass, match=match_expression(words(" ".join(query))))
     ]
 
 

@@ -18,9 +18,9 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.record import RECALL_TOOL
 from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
-
-from ..integration.conftest import Agent, speech
+from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import text_reply
+
 from .conftest import record_of, stored
 
 SECRET_QUESTION = "Where did I hide the spare key for the shed?"

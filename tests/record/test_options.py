@@ -15,7 +15,6 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
     DEFAULT_NIGHTLY_TIME,
 )
-
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn
 
 

@@ -16,9 +16,9 @@ from custom_components.desktop_assistant.record import (
     RecallConversationsTool,
     Record,
 )
-
-from ..integration.conftest import Agent, speech
+from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
+
 from .conftest import seed, stored
 
 CONTEXT = llm.LLMContext(

@@ -7,14 +7,11 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 import pytest
 
-from custom_components.desktop_assistant.const import (
-    CONF_RECORD,
-    DEFAULT_AGENT_OPTIONS,
-)
+from custom_components.desktop_assistant.const import CONF_RECORD, DEFAULT_AGENT_OPTIONS
 from custom_components.desktop_assistant.record.models import MAX_TOOL_RESULT
-
-from ..integration.conftest import TEST_API, Agent, run_text_pipeline, speech
+from tests.harness.agent import TEST_API, Agent, run_text_pipeline, speech
 from tests.harness.llama_server import MODEL_ID, Reply, text_reply, tool_call_reply
+
 from .conftest import kinds, listed, stored
 
 

@@ -11,13 +11,10 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.desktop_assistant.const import CONF_RETENTION_DAYS, DOMAIN
 from custom_components.desktop_assistant.record import Record
-from custom_components.desktop_assistant.record.search import (
-    search_words,
-    snippets,
-)
-
-from ..integration.conftest import Agent
+from custom_components.desktop_assistant.record.search import search_words, snippets
+from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply, tool_call_reply
+
 from .conftest import index_rows, listed, search, seed, stored
 
 

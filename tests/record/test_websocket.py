@@ -10,9 +10,9 @@ import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.record import Record
-
-from ..integration.conftest import Agent
+from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
+
 from .conftest import index_rows, listed, seed, stored
 
 DAY = 86400.0

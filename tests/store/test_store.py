@@ -10,8 +10,8 @@ from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.runtime import DATA_STORE
 from custom_components.desktop_assistant.store import (
-    DATA_STORE,
     DB_FILE,
     MIGRATIONS,
     Migration,

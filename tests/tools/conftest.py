@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from .helpers import WriteFolder, write_script
+from tests.harness.tool_files import WriteFolder, write_script
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from custom_components.desktop_assistant.tools import (
 )
 from custom_components.desktop_assistant.tools.loader import parse_tool
 from custom_components.desktop_assistant.tools.spec import ToolSpec
-
 from tests.harness.fuzz import FUZZ_TIMEOUT
 
 pytestmark = FUZZ_TIMEOUT

@@ -6,8 +6,7 @@ import pytest
 
 from custom_components.desktop_assistant.tools import load_folder
 from custom_components.desktop_assistant.tools.__main__ import main
-
-from .helpers import WriteFolder
+from tests.harness.tool_files import WriteFolder
 
 ADD = """
     description = "Add an event"

@@ -7,8 +7,7 @@ import sys
 import pytest
 
 from custom_components.desktop_assistant.tools.__main__ import main
-
-from .helpers import WriteFolder
+from tests.harness.tool_files import WriteFolder
 
 REPO = Path(__file__).resolve().parents[2]
 GREET = """

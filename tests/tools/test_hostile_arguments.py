@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
+from tests.harness.tool_files import WriteFolder
 
-from .helpers import WriteFolder
 from .test_cli import cli
 
 ECHO = """

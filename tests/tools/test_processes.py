@@ -13,8 +13,8 @@ import pytest
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
 from custom_components.desktop_assistant.tools.registry import MAX_RUNNING
 from custom_components.desktop_assistant.tools.runner import SETTLE_TIME
+from tests.harness.tool_files import WriteFolder
 
-from .helpers import WriteFolder
 from .test_runner import child_gone, process_state
 
 # Prints its answer and exits 0, leaving a child that keeps stdout and

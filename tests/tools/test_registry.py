@@ -5,8 +5,7 @@ from pathlib import Path
 import pytest
 
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
-
-from .helpers import WriteFolder
+from tests.harness.tool_files import WriteFolder
 
 TOOLS = {
     "count": """

@@ -15,8 +15,7 @@ from custom_components.desktop_assistant.tools import (
     build_argv,
     load_folder,
 )
-
-from .helpers import WriteFolder, write_script
+from tests.harness.tool_files import WriteFolder, write_script
 
 # Writes its arguments as JSON to $ARGV_OUT, so even long ones arrive whole.
 ARGV_DUMP = """

@@ -6,8 +6,8 @@ import pytest
 
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
 from custom_components.desktop_assistant.tools.runner import OUTPUT_LIMIT, STDERR_TAIL
+from tests.harness.tool_files import WriteFolder
 
-from .helpers import WriteFolder
 from .test_cli import cli
 
 SECRET = "Zq8-secret-value-41f7"

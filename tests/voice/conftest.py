@@ -18,26 +18,19 @@ from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-from wyoming_services.kokoro.__main__ import KokoroService
-
-from ..integration.conftest import (  # noqa: F401 (fixtures)
-    Agent,
-    agent,
-    custom_integrations,
-    llama_server,
-)
+from tests.harness.agent import Agent
 from tests.harness.llama_server import MODEL_ID
-from ..wyoming.conftest import (  # noqa: F401 (fixtures)
-    kokoro_config,
-    kokoro_service,
-    tiny_models,
-    whisper_server,
-)
-from tests.harness.wyoming import tcp_server, whisper_wyoming
-from ..wyoming.test_ha_wyoming import add_wyoming_entry, entity_id_of
-from tests.harness.whisper_server import WhisperServerStandIn
 from tests.harness.satellite import Satellite, create_pipeline
+from tests.harness.tool_files import write_script
+from tests.harness.whisper_server import WhisperServerStandIn
+from tests.harness.wyoming import (
+    add_wyoming_entry,
+    entity_id_of,
+    tcp_server,
+    whisper_wyoming,
+)
 from tests.harness.wyoming_tap import Passed, Tap, tapped
+from wyoming_services.kokoro.__main__ import KokoroService
 
 # The configured English voice of tests/wyoming's Kokoro config (af_heart).
 VOICE = "en"
@@ -97,12 +90,6 @@ def tool_files(flags: Flags) -> dict[str, str]:
     }
 
 
-def write_script(path: Path, text: str) -> None:
-    """A helper script in tools/, where a tool's bare command name is found."""
-    path.write_text(text)
-    path.chmod(0o755)
-
-
 @dataclass
 class VoiceAssistant:
     """Everything a voice test touches."""
@@ -117,9 +104,9 @@ class VoiceAssistant:
 @pytest.fixture
 async def voice(
     hass: HomeAssistant,
-    agent: Agent,  # noqa: F811
-    whisper_server: WhisperServerStandIn,  # noqa: F811
-    kokoro_service: KokoroService,  # noqa: F811
+    agent: Agent,
+    whisper_server: WhisperServerStandIn,
+    kokoro_service: KokoroService,
     hass_client_no_auth: Any,
     flags: Flags,
 ) -> AsyncIterator[VoiceAssistant]:

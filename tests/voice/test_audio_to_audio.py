@@ -13,9 +13,10 @@ import pytest
 from wyoming.tts import SynthesizeChunk, SynthesizeStart
 
 from tests.harness.llama_server import text_reply, tool_call_reply
-from .conftest import VOICE, VoiceAssistant
 from tests.harness.satellite import Run, pcm_of_wav, reply_samples, utterance_wav
 from tests.harness.wyoming_tap import FROM_SERVER, TO_SERVER
+
+from .conftest import VOICE, VoiceAssistant
 
 QUESTION = "What's the weather in Rome?"
 ANNOUNCEMENT = "Checking the weather."

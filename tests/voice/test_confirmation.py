@@ -15,12 +15,12 @@ import pytest
 from wyoming.tts import Synthesize, SynthesizeChunk
 
 from custom_components.desktop_assistant.const import DOMAIN
-
 from tests.harness.calendar_tools import DAY, events, install_calendar_tools
 from tests.harness.llama_server import text_reply, tool_call_reply
-from .conftest import VoiceAssistant
 from tests.harness.satellite import Run, reply_samples, utterance_wav
 from tests.harness.wyoming_tap import TO_SERVER
+
+from .conftest import VoiceAssistant
 
 QUESTION = f"Add Dentist to the calendar on {DAY} 10:30?"
 ANSWER = "Done, the dentist is in your calendar."

@@ -18,8 +18,9 @@ from homeassistant.components.assist_pipeline import PipelineEventType
 import pytest
 
 from tests.harness.llama_server import Reply, error_body, text_reply
-from .conftest import VOICE, VoiceAssistant
 from tests.harness.satellite import Run, reply_samples, set_voice, utterance_wav
+
+from .conftest import VOICE, VoiceAssistant
 
 QUESTION = "What's the weather in Rome?"
 ANSWER = "Sunny in Rome."

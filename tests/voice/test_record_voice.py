@@ -6,11 +6,12 @@ from homeassistant.components.assist_pipeline import PipelineEventType
 from homeassistant.helpers import device_registry as dr
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.desktop_assistant.record import DATA_RECORD, database
-
+from custom_components.desktop_assistant.record import database
+from custom_components.desktop_assistant.runtime import DATA_RECORD
 from tests.harness.llama_server import text_reply, tool_call_reply
-from .conftest import VoiceAssistant
 from tests.harness.satellite import utterance_wav
+
+from .conftest import VoiceAssistant
 
 QUESTION = "What's the weather in Rome?"
 

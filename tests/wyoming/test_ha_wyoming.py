@@ -6,18 +6,20 @@ import io
 import wave
 
 from homeassistant.components import stt, tts
-from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 import numpy as np
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from wyoming_services.kokoro.__main__ import KokoroService
-
-from tests.harness.wyoming import add_wyoming_entry, entity_id_of, tcp_server, tone, whisper_wyoming
 from tests.harness.whisper_server import WhisperServerStandIn
+from tests.harness.wyoming import (
+    add_wyoming_entry,
+    entity_id_of,
+    tcp_server,
+    tone,
+    whisper_wyoming,
+)
+from wyoming_services.kokoro.__main__ import KokoroService
 
 THREE_SENTENCES = [
     "Buongiorno, oggi piove a Roma. ",

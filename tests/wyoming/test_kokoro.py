@@ -23,11 +23,6 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from wyoming_services.config import load_config
-from wyoming_services.kokoro.__main__ import KokoroService, build_service
-from wyoming_services.service import ServiceError
-
-from .conftest import write_kokoro_config
 from tests.harness.wyoming import (
     ProcessClient,
     free_port,
@@ -37,7 +32,11 @@ from tests.harness.wyoming import (
     server_process,
     tcp_client,
     tcp_server,
+    write_kokoro_config,
 )
+from wyoming_services.config import load_config
+from wyoming_services.kokoro.__main__ import KokoroService, build_service
+from wyoming_services.service import ServiceError
 
 MODULE = "wyoming_services.kokoro"
 FULL_SCALE = 32767

@@ -23,15 +23,6 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from wyoming_services.config import load_config
-from wyoming_services.kokoro.__main__ import (
-    SWITCH_INTERVAL,
-    KokoroService,
-    build_service,
-)
-from wyoming_services.kokoro.engine import MAX_PHONEMES
-
-from .conftest import write_kokoro_config
 from tests.harness.wyoming import (
     KOKORO_VOICES,
     handler_tasks,
@@ -39,7 +30,15 @@ from tests.harness.wyoming import (
     read_until,
     tcp_client,
     tcp_server,
+    write_kokoro_config,
 )
+from wyoming_services.config import load_config
+from wyoming_services.kokoro.__main__ import (
+    SWITCH_INTERVAL,
+    KokoroService,
+    build_service,
+)
+from wyoming_services.kokoro.engine import MAX_PHONEMES
 
 SAMPLES_PER_PHONEME = 240
 EN = SynthesizeVoice(name="en")

@@ -20,12 +20,11 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
+from tests.harness.real_engines import write_real_kokoro_config
+from tests.harness.wyoming import pcm_of, read_until, tcp_client, tcp_server
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import KokoroService, build_service
 from wyoming_services.kokoro.engine import RATE
-
-from tests.harness.real_engines import write_real_kokoro_config
-from tests.harness.wyoming import pcm_of, read_until, tcp_client, tcp_server
 
 # Speech runs at 120 to 180 words a minute; a factor of two either side of
 # 150 allows for the voice and the language.

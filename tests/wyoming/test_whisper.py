@@ -15,8 +15,7 @@ from wyoming.audio import AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.info import Describe, Info
 
-from wyoming_services.service import zeroconf_advert
-
+from tests.harness.whisper_server import WhisperServerStandIn
 from tests.harness.wyoming import (
     ProcessClient,
     dominant_hz,
@@ -29,7 +28,7 @@ from tests.harness.wyoming import (
     tone,
     whisper_wyoming,
 )
-from tests.harness.whisper_server import WhisperServerStandIn
+from wyoming_services.service import zeroconf_advert
 
 MODULE = "wyoming_services.whisper"
 

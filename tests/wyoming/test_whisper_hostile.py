@@ -15,8 +15,7 @@ from wyoming.client import AsyncClient
 from wyoming.error import Error
 from wyoming.event import Event
 
-from wyoming_services.service import MAX_PAYLOAD_BYTES
-
+from tests.harness.whisper_server import WhisperServerStandIn
 from tests.harness.wyoming import (
     handler_tasks,
     raw_exchange,
@@ -26,7 +25,7 @@ from tests.harness.wyoming import (
     tone,
     whisper_wyoming,
 )
-from tests.harness.whisper_server import WhisperServerStandIn
+from wyoming_services.service import MAX_PAYLOAD_BYTES
 
 SPOKEN = "Accendi la luce in cucina."
 

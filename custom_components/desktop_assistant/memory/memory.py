@@ -21,10 +21,10 @@ from homeassistant.core import (
     callback,
 )
 from homeassistant.util import dt as dt_util
-from homeassistant.util.hass_dict import HassKey
 
 from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
-from ..store import DATA_STORE, Store, StoreError, transaction
+from ..runtime import DATA_MEMORY, DATA_STORE
+from ..store import Store, StoreError, transaction
 from . import pages
 from .pages import MemoryError, Page
 from .text import note_line
@@ -146,9 +146,6 @@ class Memory:
 
 def _context(connection: sqlite3.Connection) -> tuple[str, int]:
     return pages.build_context(connection), pages.profile_usage(connection)
-
-
-DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
 
 
 async def async_setup_memory(hass: HomeAssistant) -> Memory | None:

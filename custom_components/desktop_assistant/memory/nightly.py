@@ -23,16 +23,19 @@ from homeassistant.helpers.event import async_call_later, async_track_time_chang
 from homeassistant.util import dt as dt_util
 import probatio as vol
 
-from ..client import LlamaServerClient
 from ..const import (
+    CHARS_PER_TOKEN,
     CONF_NIGHTLY,
     CONF_NIGHTLY_TIME,
     DEFAULT_NIGHTLY_TIME,
     DOMAIN,
     SUBENTRY_AI_TASK,
 )
-from ..generate import GenerationError, Generator, async_get_activity
+from ..server.activity import async_get_activity
+from ..server.client import LlamaServerClient
+from ..server.generate import GenerationError, Generator
 from ..store import StoreError
+from ..text import fold_name
 from . import pages, runs
 from .memory import Memory
 from .pages import MemoryError
@@ -45,7 +48,6 @@ from .plan import (
     parse_plan,
     refusal_text,
 )
-from .text import fold
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -504,7 +506,10 @@ def _is_device_name(page: str, device_name: str | None) -> bool:
     """Whether a note's page is the device the person spoke to."""
     if not device_name:
         return False
-    return fold(page) in {fold(device_name), fold(device_name.split()[0])}
+    return fold_name(page) in {
+        fold_name(device_name),
+        fold_name(device_name.split()[0]),
+    }
 
 
 def extraction_messages(
@@ -560,7 +565,7 @@ def plan_messages(
         {
             "role": "system",
             "content": PLAN_PROMPT.replace("{budget}", str(budget)).replace(
-                "{chars}", str(budget * 4)
+                "{chars}", str(budget * CHARS_PER_TOKEN)
             ),
         },
         {

@@ -10,17 +10,8 @@ import json
 import sqlite3
 from typing import Any, Final
 
-from .text import (
-    PROFILE,
-    add_note,
-    fold,
-    hint,
-    links,
-    note_line,
-    tokens,
-    unlink,
-    words,
-)
+from ..text import ALL_STOP_WORDS, fold_name, words
+from .text import PROFILE, add_note, hint, links, note_line, tokens, unlink
 
 PROFILE_NAME: Final = "Profile"
 PAGE_KINDS: Final = ("person", "place", "project", "thing", "other")
@@ -34,163 +25,6 @@ RECALL_COUNT: Final = 50
 # A word on more pages than this is too common to rank pages by.
 COMMON_WORD_PAGES: Final = 200
 
-# Words that say nothing about what is sought, in the languages households
-# here speak; a recall of only these is refused.
-FILLER_WORDS: Final = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "by",
-        "from",
-        "about",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "what",
-        "who",
-        "when",
-        "where",
-        "which",
-        "how",
-        "do",
-        "does",
-        "did",
-        "my",
-        "our",
-        "your",
-        "his",
-        "her",
-        "their",
-        "me",
-        "we",
-        "you",
-        "it",
-        "its",
-        "that",
-        "this",
-        "these",
-        "those",
-        "there",
-        "any",
-        "some",
-        "all",
-        "know",
-        "remember",
-        "tell",
-        "recall",
-        "il",
-        "lo",
-        "la",
-        "i",
-        "gli",
-        "le",
-        "un",
-        "una",
-        "di",
-        "da",
-        "del",
-        "della",
-        "che",
-        "chi",
-        "come",
-        "cosa",
-        "quando",
-        "dove",
-        "mio",
-        "mia",
-        "nostro",
-        "nostra",
-        "e",
-        "o",
-        "per",
-        "con",
-        "su",
-        "ricordi",
-        "sai",
-        "de",
-        "het",
-        "een",
-        "en",
-        "of",
-        "van",
-        "voor",
-        "met",
-        "op",
-        "aan",
-        "wat",
-        "wie",
-        "wanneer",
-        "waar",
-        "hoe",
-        "mijn",
-        "onze",
-        "je",
-        "der",
-        "die",
-        "das",
-        "ein",
-        "eine",
-        "und",
-        "oder",
-        "von",
-        "zu",
-        "mit",
-        "auf",
-        "wer",
-        "wann",
-        "wo",
-        "wie",
-        "mein",
-        "unser",
-        "le",
-        "la",
-        "les",
-        "un",
-        "une",
-        "des",
-        "et",
-        "ou",
-        "du",
-        "au",
-        "aux",
-        "qui",
-        "quand",
-        "ou",
-        "comment",
-        "mon",
-        "ma",
-        "notre",
-        "el",
-        "los",
-        "las",
-        "uno",
-        "una",
-        "y",
-        "o",
-        "del",
-        "al",
-        "que",
-        "quien",
-        "cuando",
-        "donde",
-        "como",
-        "mi",
-        "nuestro",
-    ]
-)
 
 INSTRUCTIONS: Final = (
     "Long-term memory. The profile below is what you know about the household; "
@@ -279,12 +113,12 @@ def get_page(connection: sqlite3.Connection, page_id: int) -> Page:
 
 def find_page(connection: sqlite3.Connection, name: str) -> Page | None:
     """Return the page with `name` as its name or alias (deleted ones too)."""
-    if fold(name) == PROFILE:
+    if fold_name(name) == PROFILE:
         return profile_page(connection)
     row = connection.execute(
         f"SELECT {_PAGE_COLUMNS} FROM pages WHERE id = "
         "(SELECT page FROM page_names WHERE folded = ?)",
-        (fold(name),),
+        (fold_name(name),),
     ).fetchone()
     return None if row is None else _page(row)
 
@@ -301,7 +135,7 @@ def is_tombstoned(connection: sqlite3.Connection, name: str) -> bool:
     """Whether `name` was deleted forever."""
     return (
         connection.execute(
-            "SELECT 1 FROM tombstones WHERE folded = ?", (fold(name),)
+            "SELECT 1 FROM tombstones WHERE folded = ?", (fold_name(name),)
         ).fetchone()
         is not None
     )
@@ -318,7 +152,7 @@ def _check_name_free(
     connection: sqlite3.Connection, name: str, page_id: int | None = None
 ) -> str:
     """Return the folded name, or raise when another page holds it."""
-    key = fold(name)
+    key = fold_name(name)
     if not key:
         raise MemoryError("invalid_name", "a page needs a name")
     if key == PROFILE:
@@ -422,7 +256,9 @@ def create_page(
                     "tombstoned",
                     f"{each!r} was deleted forever; the assistant does not recreate it",
                 )
-            connection.execute("DELETE FROM tombstones WHERE folded = ?", (fold(each),))
+            connection.execute(
+                "DELETE FROM tombstones WHERE folded = ?", (fold_name(each),)
+            )
     cursor = connection.execute(
         "INSERT INTO pages (name, kind, text, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?)",
@@ -466,7 +302,7 @@ def remember(
     if not page_name.strip():
         raise MemoryError("invalid_name", "say which page the fact belongs to")
     line = note_line(day, fact)
-    if fold(page_name) == PROFILE:
+    if fold_name(page_name) == PROFILE:
         page = _ensure_profile(connection, now)
     elif (found := find_page(connection, page_name)) is not None:
         page = found
@@ -494,7 +330,7 @@ def remember(
             f"the page {page.name!r} was deleted; it can be restored from "
             "the Assistant panel",
         )
-    if fold(line) in {fold(existing) for existing in page.text.splitlines()}:
+    if fold_name(line) in {fold_name(existing) for existing in page.text.splitlines()}:
         return page, False
     connection.execute(
         "UPDATE pages SET text = ? WHERE id = ?",
@@ -512,7 +348,7 @@ def recall(connection: sqlite3.Connection, query: str) -> tuple[list[Page], int]
     exact = find_page(connection, query)
     if exact is not None and exact.deleted_at is None:
         found.append(exact)
-    terms = [word for word in words(query) if word not in FILLER_WORDS]
+    terms = [word for word in words(query) if word not in ALL_STOP_WORDS]
     if not terms and not found:
         raise MemoryError(
             "no_words",
@@ -685,7 +521,7 @@ def revisions(connection: sqlite3.Connection, page_id: int) -> list[dict[str, An
 
 def backlinks(connection: sqlite3.Connection, page: Page) -> list[dict[str, Any]]:
     """Return the live pages whose text links to `page` by any of its names."""
-    names = {fold(page.name), *(fold(alias) for alias in page.aliases)}
+    names = {fold_name(page.name), *(fold_name(alias) for alias in page.aliases)}
     if page.is_profile:
         names.add(PROFILE)
     result = []
@@ -693,7 +529,7 @@ def backlinks(connection: sqlite3.Connection, page: Page) -> list[dict[str, Any]
         "SELECT id, name, text FROM pages WHERE deleted_at IS NULL AND id != ?",
         (page.id,),
     ):
-        if names & {fold(link) for link in links(row[2])}:
+        if names & {fold_name(link) for link in links(row[2])}:
             result.append({"page_id": row[0], "name": row[1]})
     return result
 
@@ -756,8 +592,8 @@ def rename_page(
         raise MemoryError("deleted", f"the page {page.name!r} is deleted")
     name = name.strip()
     _check_name_free(connection, name, page_id)
-    aliases = [alias for alias in page.aliases if fold(alias) != fold(name)]
-    if fold(page.name) != fold(name):
+    aliases = [alias for alias in page.aliases if fold_name(alias) != fold_name(name)]
+    if fold_name(page.name) != fold_name(name):
         aliases.append(page.name)
     connection.execute("UPDATE pages SET name = ? WHERE id = ?", (name, page_id))
     set_names(connection, page_id, name, aliases)
@@ -810,11 +646,11 @@ def delete_forever(
     page = get_page(connection, page_id)
     if page.is_profile:
         raise MemoryError("profile", "the profile cannot be deleted")
-    if fold(confirm) != fold(page.name):
+    if fold_name(confirm) != fold_name(page.name):
         raise MemoryError(
             "confirmation", f"type the page's name, {page.name!r}, to confirm"
         )
-    names = {fold(page.name), *(fold(alias) for alias in page.aliases)}
+    names = {fold_name(page.name), *(fold_name(alias) for alias in page.aliases)}
     unlinked = []
     for row in connection.execute(
         "SELECT id, text FROM pages WHERE id != ?", (page_id,)
@@ -826,7 +662,7 @@ def delete_forever(
             unlinked.append(revise(connection, row[0], now, "person").name)
     connection.executemany(
         "INSERT OR REPLACE INTO tombstones (folded, name, at) VALUES (?, ?, ?)",
-        [(fold(each), each, now) for each in (page.name, *page.aliases)],
+        [(fold_name(each), each, now) for each in (page.name, *page.aliases)],
     )
     connection.execute("DELETE FROM page_search WHERE rowid = ?", (page_id,))
     connection.execute("DELETE FROM pages WHERE id = ?", (page_id,))

@@ -11,7 +11,8 @@ from typing import Any
 
 import probatio as vol
 
-from .text import content_lines, fold, line_key, tokens
+from ..text import fold_name
+from .text import content_lines, line_key, tokens
 
 # The plan as the model writes it: `response_format` constrains it to this.
 DROPPED_SCHEMA = vol.Schema({vol.Required("line"): str, vol.Required("reason"): str})
@@ -64,7 +65,7 @@ class PageState:
     @property
     def names(self) -> set[str]:
         """The folded name and aliases."""
-        return {fold(self.name), *(fold(alias) for alias in self.aliases)}
+        return {fold_name(self.name), *(fold_name(alias) for alias in self.aliases)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ class MemoryState:
 
     def find(self, name: str) -> PageState | None:
         """Return the page `name` names (its name or an alias), if any."""
-        key = fold(name)
+        key = fold_name(name)
         return next((page for page in self.pages if key in page.names), None)
 
 
@@ -206,13 +207,13 @@ def _check_targets(checks: _Checks, plan: Plan) -> dict[str, PageState]:
                 name,
                 f"page {name!r} changed after the plan was made; leave it for now",
             )
-        if fold(page.name) in targets:
+        if fold_name(page.name) in targets:
             checks.refuse(
                 "duplicate_target",
                 name,
                 f"page {name!r} is changed by more than one action; use one",
             )
-        targets[fold(page.name)] = page
+        targets[fold_name(page.name)] = page
     for merge in plan.merges:
         into, absorb = (
             checks.current.find(merge.into),
@@ -234,7 +235,7 @@ def _check_targets(checks: _Checks, plan: Plan) -> dict[str, PageState]:
         if (
             page is not None
             and page.is_profile
-            and fold(rewrite.page) != fold(page.name)
+            and fold_name(rewrite.page) != fold_name(page.name)
         ):
             checks.refuse(
                 "profile_renamed", rewrite.page, "the profile cannot be renamed"
@@ -246,7 +247,7 @@ def _check_names(checks: _Checks, plan: Plan) -> None:
     """Check that created pages take names nobody has and nobody forgot."""
     taken = {name for page in checks.current.pages for name in page.names}
     for create in plan.creates:
-        key = fold(create.page)
+        key = fold_name(create.page)
         if not key:
             checks.refuse("name_taken", create.page, "a new page needs a name")
         elif key in checks.current.tombstones:

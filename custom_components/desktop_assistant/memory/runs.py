@@ -9,6 +9,7 @@ import json
 import sqlite3
 from typing import Any, Final
 
+from ..text import fold_name
 from .pages import (
     MemoryError,
     Page,
@@ -22,7 +23,6 @@ from .pages import (
     set_names,
 )
 from .plan import MemoryState, PageState, Plan
-from .text import fold
 
 KEEP_RUNS: Final = 50
 # A conversation whose new user text is shorter than this is skipped.
@@ -182,11 +182,11 @@ def apply_plan(
 
     def find(name: str) -> Page:
         row = connection.execute(
-            "SELECT page FROM page_names WHERE folded = ?", (fold(name),)
+            "SELECT page FROM page_names WHERE folded = ?", (fold_name(name),)
         ).fetchone()
         if row is None:
             profile = profile_page(connection)
-            if profile is not None and fold(name) == fold(profile.name):
+            if profile is not None and fold_name(name) == fold_name(profile.name):
                 return profile
             raise MemoryError("not_found", f"there is no page {name!r}")
         return get_page(connection, row[0])

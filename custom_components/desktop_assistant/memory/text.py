@@ -7,35 +7,22 @@ share one definition of "the same name" and "the same line".
 from collections.abc import Iterator
 import math
 import re
-import unicodedata
+
+from ..const import CHARS_PER_TOKEN
+from ..text import fold_name
 
 NOTES_HEADING = "## Notes"
 PROFILE = "profile"
-# Estimated tokens of a text: characters / 4, as the profile budget counts.
-CHARS_PER_TOKEN = 4
 
 _SPACE = re.compile(r"\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _NOTE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}:\s*")
 _LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
-_WORD = re.compile(r"\w+")
-
-
-def fold(text: str) -> str:
-    """Return `text` without accents and case, spaces collapsed: how names compare."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(char for char in decomposed if not unicodedata.combining(char))
-    return _SPACE.sub(" ", bare.casefold()).strip()
 
 
 def tokens(text: str) -> int:
     """Return the estimated token count of `text`."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def words(text: str) -> list[str]:
-    """Return the folded words of `text`."""
-    return _WORD.findall(fold(text))
 
 
 def content_lines(text: str) -> list[str]:
@@ -54,7 +41,7 @@ def line_key(line: str) -> str:
     """
     line = _NOTE_DATE.sub("", _LIST_MARK.sub("", line))
     line = _LINK.sub(lambda match: match.group(2) or match.group(1), line)
-    return fold(line).rstrip(" .;,")
+    return fold_name(line).rstrip(" .;,")
 
 
 def links(text: str) -> list[str]:
@@ -66,7 +53,7 @@ def unlink(text: str, names: set[str]) -> str:
     """Return `text` with links to any of the folded `names` turned to plain text."""
 
     def plain(match: re.Match[str]) -> str:
-        if fold(match.group(1)) in names:
+        if fold_name(match.group(1)) in names:
             return match.group(2) or match.group(1)
         return match.group(0)
 

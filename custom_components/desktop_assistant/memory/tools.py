@@ -13,7 +13,7 @@ from homeassistant.helpers.llm import (
 import probatio as vol
 
 from ..const import DOMAIN
-from .memory import DATA_MEMORY
+from ..runtime import DATA_MEMORY
 from .pages import PAGE_KINDS
 
 

@@ -9,19 +9,13 @@ quiet through `async_listen_quiet`.
 
 from homeassistant.core import HomeAssistant
 
+from ..runtime import DATA_RECORD
 from ..store import Store
 from .recall import RECALL_TOOL, RecallConversationsTool
-from .recorder import (
-    DATA_RECORD,
-    InProgress,
-    Record,
-    TurnRecording,
-    async_listen_quiet,
-)
+from .recorder import InProgress, Record, TurnRecording, async_listen_quiet
 from .websocket import async_register_commands
 
 __all__ = [
-    "DATA_RECORD",
     "RECALL_TOOL",
     "InProgress",
     "RecallConversationsTool",

@@ -9,9 +9,10 @@ from homeassistant.util import dt as dt_util
 import probatio as vol
 
 from ..const import DOMAIN
+from ..runtime import DATA_RECORD
 from ..store import StoreError
 from . import database
-from .recorder import DATA_RECORD, Record
+from .recorder import Record
 from .search import match_expression, search_words, snippets
 
 MAX_CONVERSATIONS: Final = 5

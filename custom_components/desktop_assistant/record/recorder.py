@@ -26,7 +26,6 @@ from homeassistant.helpers.event import (
     async_track_time_interval,
 )
 from homeassistant.util import dt as dt_util
-from homeassistant.util.hass_dict import HassKey
 
 from ..const import (
     CONF_QUIET_MINUTES,
@@ -106,7 +105,6 @@ def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
 
 # The record is found here by everything that reads it, tools included: a
 # tool object must not hold it, as traces deep-copy the tools they list.
-DATA_RECORD: HassKey["Record"] = HassKey(f"{DOMAIN}_record")
 
 
 class Record:

@@ -8,69 +8,22 @@ are found in the stored text with the same folding.
 from collections.abc import Iterable, Iterator, Mapping
 import re
 from typing import Any, Final
-import unicodedata
 
-WORD: Final = re.compile(r"\w+")
+from ..text import ALL_CONVERSATION_WORDS, ALL_STOP_WORDS, fold, words
+
 # Shorter words say too little to search on ("tv", "it", "a").
 MIN_WORD: Final = 3
 SNIPPET_CONTEXT: Final = 60
 MAX_SNIPPETS: Final = 3
 
-# Words that are in most questions and say nothing about a conversation:
-# question words, pronouns, auxiliaries, "talk", "conversation", "remember",
-# time words (days are the `day`/`from`/`to` parameters), in the languages
-# the assistant is used in. Folded (lowercase, no accents), 3 letters or more.
-FILLER_WORDS: Final = """
-    about after again all also and any are ask asked back been before being
-    but can could day days did does doing done earlier for from had has have
-    her here him his how its just last like made make may mentioned might
-    month more most much must not now off once one only other our out over
-    said say she should some something talk talked talking tell than that
-    the their them then there these they thing things this those through
-    time told too under very was week weeks were what when where which while
-    who whom why will with would year yesterday you your conversation
-    conversations discussed discuss remember recall today tonight morning
-    evening night ago chat chatted speak spoke spoken che chi come cosa con
-    dei del della delle dove era erano gli hai hanno abbiamo avevo avete
-    fatto detto parlato parlare parlavamo per perche piu quale quando quanto
-    quella quello questo questa sono stato stata sei siamo una uno tra fra
-    ieri oggi settimana scorsa scorso giorno giorni mese anno ricordi
-    ricordo conversazione sul sulla nel nella non mai ancora gia anche het
-    een van wat wie waar wanneer hoe waarom die dat deze dit met voor hebben
-    heb hadden waren zijn ben gezegd gesproken praten besproken vorige
-    gisteren vandaag dag dagen maand jaar onthoud herinner niet ook nog wel
-    gesprek ons onze jullie hij zij der das ein eine einen dem den des wer
-    wann warum welche welcher mit fur uber von haben hatten hatte habe sind
-    bin war gesagt gesprochen sprechen besprochen letzte letzten woche
-    gestern heute tag tage monat jahr erinnerst erinnern nicht auch noch
-    unser unsere gesprach ihr sie les une que qui quoi quand comment
-    pourquoi quel quelle avec pour sur dans avons avez ont avait etait
-    etaient parle parler discute derniere dernier semaine hier aujourd hui
-    jour jours mois annee souviens rappelle pas aussi encore notre nos vous
-    ils elles los las unos unas quien como cuando donde por para sobre hemos
-    habia han dicho hablado hablar hablamos ultima ultimo semana ayer hoy
-    dia dias mes ano recuerdas recuerda tambien todavia nuestro nuestra
-    ustedes ellos ellas conversacion nous wir uns noi voi wij jij woruber
-    worover dont nosotros gehad
-"""
-FILLER: Final = frozenset(FILLER_WORDS.split())
-
-
-def fold(text: str) -> str:
-    """Lowercase without accents, as the index compares words."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def words_of(text: str) -> list[str]:
-    """The words of a text, folded."""
-    return WORD.findall(fold(text))
+# Words that are in most questions and say nothing about a conversation.
+FILLER: Final = ALL_STOP_WORDS | ALL_CONVERSATION_WORDS
 
 
 def search_words(query: str) -> list[str]:
     """The query's words worth searching for: not too short, not filler."""
     seen: dict[str, None] = {}
-    for word in words_of(query):
+    for word in words(query):
         if len(word) >= MIN_WORD and word not in FILLER:
             seen.setdefault(word)
     return list(seen)

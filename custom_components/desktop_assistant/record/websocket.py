@@ -12,9 +12,10 @@ import probatio as vol
 
 from ..const import DOMAIN
 from ..store import StoreError
+from ..text import words
 from . import database
 from .recorder import InProgress, Record
-from .search import match_expression, words_of
+from .search import match_expression
 
 ERR_IN_PROGRESS: Final = "in_progress"
 ERR_UNAVAILABLE: Final = "unavailable"
@@ -63,7 +64,7 @@ def async_register_commands(hass: HomeAssistant, record: Record) -> None:
             return
         # The search box's words as typed: every one must be in the
         # conversation, as the start of a word.
-        words = words_of(msg.get("query") or "")
+        words_of_query = words(msg.get("query") or "")
         try:
             conversations, following = await record.async_read(
                 lambda db: database.list_conversations(
@@ -72,7 +73,7 @@ def async_register_commands(hass: HomeAssistant, record: Record) -> None:
                     before=before,
                     channel=msg.get("channel"),
                     device_id=msg.get("device_id"),
-                    match=match_expression(words) if words else None,
+                    match=match_expression(words_of_query) if words_of_query else None,
                 )
             )
         except StoreError as err:

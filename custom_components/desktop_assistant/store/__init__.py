@@ -10,7 +10,7 @@ SQL text or a function of the connection. Migrations run in order at setup,
 each in its own transaction with the version bump, so a failed one leaves the
 file at the previous version. A file whose version is newer than the last
 migration is not touched: the store stays closed and a Repairs issue says so.
-Features reach the store through `hass.data[DATA_STORE]` and treat
+Features reach the store through `hass.data[DATA_STORE]` (runtime.py) and treat
 `StoreError` (raised by `async_run`) as "not recorded this time": the store
 has already logged a warning and raised the Repairs issue for it.
 """
@@ -24,10 +24,9 @@ from .faults import (
     StoreUnwritable,
 )
 from .migrations import MIGRATIONS, Migration
-from .store import DATA_STORE, DB_FILE, Store, async_setup_store, transaction
+from .store import DB_FILE, Store, async_setup_store, transaction
 
 __all__ = [
-    "DATA_STORE",
     "DB_FILE",
     "MIGRATIONS",
     "Migration",

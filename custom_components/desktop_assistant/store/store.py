@@ -12,9 +12,9 @@ from typing import Final
 from homeassistant.const import EVENT_HOMEASSISTANT_CLOSE
 from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.util.hass_dict import HassKey
 
-from ..const import DOMAIN, TOOLS_FOLDER
+from ..const import CONFIG_FOLDER, DOMAIN
+from ..runtime import DATA_STORE
 from .faults import (
     StoreError,
     StoreLocked,
@@ -255,16 +255,13 @@ _DESCRIPTIONS: Final = {
 }
 
 
-DATA_STORE: HassKey[Store] = HassKey(f"{DOMAIN}_store")
-
-
 async def async_setup_store(hass: HomeAssistant) -> Store:
     """Open `<config>/desktop_assistant/assistant.db` for the integration.
 
     The store is shared through `hass.data[DATA_STORE]` even when it could not
     open, so features can ask `available` rather than whether it exists.
     """
-    store = Store(hass, Path(hass.config.path(TOOLS_FOLDER, DB_FILE)))
+    store = Store(hass, Path(hass.config.path(CONFIG_FOLDER, DB_FILE)))
     hass.data[DATA_STORE] = store
     await store.async_open()
 

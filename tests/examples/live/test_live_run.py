@@ -20,11 +20,9 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-
+from tests.harness.agent import Agent, speech
 from tests.harness.calendar_tools import DAY
-from ...integration.conftest import Agent, speech
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
-from ..conftest import EXAMPLES, ZONE, config_toml
 from tests.harness.web_stand_ins import (
     OSLO,
     OWM_KEY,
@@ -37,6 +35,8 @@ from tests.harness.web_stand_ins import (
     tomtom_geography,
     tomtom_poi,
 )
+
+from ..conftest import EXAMPLES, ZONE, config_toml
 from ..test_calendar import VDIR, write_ics
 from ..test_search import RESULTS
 from ..test_weather import OSLO_NOW, day_slots, rome_today

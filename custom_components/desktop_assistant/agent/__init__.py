@@ -1,0 +1,1 @@
+"""The agent's turn: messages, tool calls, confirmation, language and what is spoken."""

@@ -1,0 +1,36 @@
+"""What one question has done so far across its rounds."""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+import logging
+from typing import Any
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass
+class Turn:
+    """What one question has done so far across its rounds."""
+
+    language: str | None
+    # Picks the phrase to say for the tools about to run (names, language).
+    announce: Callable[[list[str], str | None], Awaitable[str | None]]
+    announced: bool = False
+    fault: str | None = None
+    # What the person heard about the fault; the record splits it off the reply.
+    fault_sentence: str | None = None
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    # Event loop time by which the turn must be answered.
+    deadline: float | None = None
+    # Tool call ids given out in this turn.
+    call_ids: set[str] = field(default_factory=set)
+
+    def record_timings(self, timings: dict[str, Any]) -> None:
+        """Keep llama-server's timings of a round for the trace, and log them."""
+        self.timings.append(timings)
+        _LOGGER.debug(
+            "llama-server timings: prompt_n=%s cache_n=%s predicted_per_second=%s",
+            timings.get("prompt_n"),
+            timings.get("cache_n"),
+            timings.get("predicted_per_second"),
+        )

@@ -1,0 +1,39 @@
+"""Every `hass.data` key of the integration and its typed config entry, in one place.
+
+The types are imported only for type checking: every feature imports this
+module, and this module imports none of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.util.hass_dict import HassKey
+
+from .const import DOMAIN
+
+if TYPE_CHECKING:
+    from .agent.confirmation import Confirmations
+    from .memory.memory import Memory
+    from .record.recorder import Record
+    from .server.activity import ServerActivity
+    from .server.client import LlamaServerClient
+    from .store import Store
+    from .tools import ToolRegistry
+
+# A llama-server entry; its runtime data is the client of its server.
+type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
+
+# The loaded tool files; agents, intents and actions run tools through it.
+DATA_TOOLS: HassKey[ToolRegistry] = HassKey(f"{DOMAIN}_tools")
+# The one SQLite database of the integration.
+DATA_STORE: HassKey[Store] = HassKey(f"{DOMAIN}_store")
+# The conversation record.
+DATA_RECORD: HassKey[Record] = HassKey(f"{DOMAIN}_record")
+# Long-term memory, when its store opened.
+DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
+# Changing tool calls waiting for a person's yes.
+DATA_CONFIRMATIONS: HassKey[Confirmations] = HassKey(f"{DOMAIN}_confirmations")
+# Whether a conversation is talking to a llama-server now.
+DATA_ACTIVITY: HassKey[ServerActivity] = HassKey(f"{DOMAIN}_server_activity")

@@ -1,0 +1,336 @@
+"""Client for llama.cpp's OpenAI-compatible llama-server API."""
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+import json
+import logging
+import re
+from typing import Any, ClassVar
+
+import aiohttp
+
+from ..const import CONNECT_TIMEOUT
+
+_LOGGER = logging.getLogger(__name__)
+
+# The most of an error body or a models list that is read; the rest is dropped.
+MAX_ERROR_BODY = 64 * 1024
+MAX_MODELS_BODY = 1024 * 1024
+# The longest server-sent event line (and event) accepted. A chunk carries a
+# token or a few; 1 MiB leaves room for a whole answer in one event.
+MAX_EVENT_BYTES = 1024 * 1024
+# SSE lines end in CRLF, LF or a lone CR.
+LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class LlamaServerError(Exception):
+    """Base class for errors talking to llama-server.
+
+    `kind` names the fault: the sentence the person hears and the form error
+    of the config flow are looked up by it.
+    """
+
+    kind: ClassVar[str] = "server_error"
+
+
+class CannotConnect(LlamaServerError):
+    """The server could not be reached."""
+
+    kind = "cannot_connect"
+
+
+class ServerTimeout(LlamaServerError):
+    """The server did not answer in time."""
+
+    kind = "timeout"
+
+
+class InvalidAuth(LlamaServerError):
+    """The server refused the API key (401/403)."""
+
+    kind = "invalid_auth"
+
+
+class NotOpenAICompatible(LlamaServerError):
+    """The server answered, but not like an OpenAI-compatible API."""
+
+    kind = "server_error"
+
+
+class ServerFailed(LlamaServerError):
+    """The server answered a request with an HTTP error or an error event."""
+
+    kind = "server_error"
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        """Keep the HTTP status, when there was one, to tell busy from refused."""
+        super().__init__(message)
+        self.status = status
+
+
+class StreamCut(LlamaServerError):
+    """The stream ended before the server said it was done."""
+
+    kind = "stream_cut"
+
+
+class UnreadableAnswer(LlamaServerError):
+    """The stream held nothing that could be read as a chat completion chunk."""
+
+    kind = "unreadable"
+
+
+@dataclass(frozen=True, slots=True)
+class LlamaServerClient:
+    """An OpenAI-compatible server at `url` (ending in /v1), with an optional key."""
+
+    session: aiohttp.ClientSession
+    url: str
+    api_key: str | None = None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Request headers, with the bearer token when there is a key."""
+        if self.api_key:
+            return {"Authorization": f"Bearer {self.api_key}"}
+        return {}
+
+    async def async_list_models(self) -> list[str]:
+        """Return the model ids the server reports (GET {url}/models)."""
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                async with self.session.get(
+                    f"{self.url}/models", headers=self.headers
+                ) as response:
+                    if response.status in (401, 403):
+                        raise InvalidAuth
+                    if response.status != 200:
+                        raise NotOpenAICompatible(f"HTTP {response.status}")
+                    text = await _read_at_most(response.content, MAX_MODELS_BODY)
+        except TimeoutError as err:
+            raise ServerTimeout from err
+        except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
+            raise CannotConnect(str(err)) from err
+        except aiohttp.ClientError as err:
+            # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
+            raise NotOpenAICompatible(f"not an HTTP answer: {err}") from err
+        try:
+            body = json.loads(text)
+        except (ValueError, RecursionError) as err:
+            raise NotOpenAICompatible("body is not JSON") from err
+        return _model_ids(body)
+
+    async def async_stream_chat(
+        self, payload: dict[str, Any], read_timeout: float, deadline: float | None
+    ) -> AsyncIterator[dict[str, Any] | None]:
+        """Stream `POST {url}/chat/completions`, yielding each chunk as it arrives.
+
+        An event that is not a JSON object is yielded as None: skipped, but
+        the caller knows that part of the answer could not be read.
+
+        `read_timeout` bounds the wait for the first byte and for each later
+        read, so a server that stalls mid-answer is a timeout too. `deadline`
+        (event loop time) ends the request whatever arrives, so keep-alive
+        comments cannot hold a turn forever. aiohttp times only its own
+        reads, never the consumer's work between chunks.
+        """
+        total = (
+            None
+            if deadline is None
+            else max(deadline - asyncio.get_running_loop().time(), 0.001)
+        )
+        try:
+            async with await self._async_post(
+                "chat/completions",
+                payload,
+                aiohttp.ClientTimeout(
+                    total=total, sock_connect=CONNECT_TIMEOUT, sock_read=read_timeout
+                ),
+            ) as response:
+                if response.status in (401, 403):
+                    raise InvalidAuth
+                if response.status != 200:
+                    body = await _read_at_most(response.content, MAX_ERROR_BODY)
+                    raise ServerFailed(
+                        f"HTTP {response.status}: {_error_message(body)}",
+                        response.status,
+                    )
+                async for chunk in _chunks(response.content):
+                    yield chunk
+        except TimeoutError as err:
+            raise ServerTimeout(
+                f"no answer within {read_timeout:g} s, or the turn ran out of time"
+            ) from err
+        except aiohttp.ClientPayloadError as err:
+            raise StreamCut(str(err)) from err
+        except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
+            raise CannotConnect(str(err)) from err
+        except aiohttp.ClientError as err:
+            # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
+            raise NotOpenAICompatible(f"not an HTTP answer: {err}") from err
+
+    async def _async_post(
+        self, path: str, payload: dict[str, Any], limits: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
+        """POST JSON, sending it once more if a kept-alive connection was dead.
+
+        llama-server may close an idle connection just as it is reused; the
+        request then never reached it, so sending it again is safe.
+        """
+        url = f"{self.url}/{path}"
+        try:
+            return await self.session.post(
+                url, json=payload, headers=self.headers, timeout=limits
+            )
+        except aiohttp.ServerDisconnectedError:
+            _LOGGER.debug("%s closed a kept-alive connection; sending again", url)
+            return await self.session.post(
+                url, json=payload, headers=self.headers, timeout=limits
+            )
+
+
+async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> str:
+    """Return up to `limit` bytes of a body as text; undecodable bytes replaced."""
+    data = bytearray()
+    while len(data) < limit and (block := await content.read(limit - len(data))):
+        data += block
+    return data.decode(errors="replace")
+
+
+async def _chunks(
+    content: aiohttp.StreamReader,
+) -> AsyncIterator[dict[str, Any] | None]:
+    """Parse server-sent events into JSON chunks, until `data: [DONE]`."""
+    parser = EventParser()
+    async for block in content.iter_any():
+        for chunk in parser.feed(block):
+            yield chunk
+        if parser.done:
+            return
+    for chunk in parser.end():
+        yield chunk
+
+
+class EventParser:
+    """Server-sent events in, JSON chunks out, for bytes split anywhere.
+
+    Bytes are buffered up to each line end (CRLF, LF or CR) before decoding.
+    Comment and keep-alive lines are skipped; an event whose data is not a
+    JSON object is logged and skipped. A line or event over MAX_EVENT_BYTES is
+    unreadable, so a line that never ends cannot take all memory.
+    """
+
+    def __init__(self) -> None:
+        """Start before the first byte."""
+        self._buffer = bytearray()
+        self._data_lines: list[str] = []
+        self._data_size = 0
+        self.read_any = False
+        self.done = False
+
+    def feed(self, block: bytes) -> Iterator[dict[str, Any] | None]:
+        """Yield the chunks that the block completes; raise at an error event.
+
+        Chunks before an error event are yielded first, so their text is kept.
+        """
+        self._buffer += block
+        if b"\n" not in block and b"\r" not in block:
+            self._check_size(len(self._buffer))
+            return iter(())
+        return self._events(self._take_lines(final=False))
+
+    def end(self) -> Iterator[dict[str, Any] | None]:
+        """Yield what is left at the end of the body; raise unless it was [DONE]."""
+        if not self.done:
+            yield from self._events(self._take_lines(final=True))
+        if self.done:
+            return
+        if self.read_any:
+            raise StreamCut("the stream ended without [DONE]")
+        raise UnreadableAnswer("the stream held no chat completion chunk")
+
+    def _take_lines(self, final: bool) -> list[bytearray]:
+        """Return the buffer's complete lines, keeping the rest."""
+        buffer = self._buffer
+        if b"\r" in buffer:
+            # A CR at the end may be the first half of a CRLF: keep it for
+            # later, unless the body has ended.
+            held = 1 if buffer.endswith(b"\r") and not final else 0
+            *lines, rest = LINE_END.split(buffer[: len(buffer) - held])
+            rest += buffer[len(buffer) - held :]
+        else:
+            *lines, rest = buffer.split(b"\n")
+        self._buffer = rest
+        self._check_size(len(rest))
+        return lines
+
+    def _check_size(self, size: int) -> None:
+        if size > MAX_EVENT_BYTES:
+            raise UnreadableAnswer(f"an event line is over {MAX_EVENT_BYTES} bytes")
+
+    def _events(self, lines: list[bytearray]) -> Iterator[dict[str, Any] | None]:
+        """Yield the events the lines complete.
+
+        An event is a chunk, or None for one that is not a JSON object.
+        """
+        for raw_line in lines:
+            if self.done:
+                return
+            line = raw_line.decode(errors="replace")
+            if line.startswith("data:"):
+                data = line[5:].removeprefix(" ")
+                self._data_size += len(data)
+                self._check_size(self._data_size)
+                self._data_lines.append(data)
+                continue
+            if line.startswith("error:"):
+                # Older llama-server versions report a failure mid-stream so.
+                raise ServerFailed(_error_message(line[6:].strip()))
+            if line or not self._data_lines:
+                continue  # a comment (":..."), another field, or a stray blank line
+            data = "\n".join(self._data_lines)
+            self._data_lines = []
+            self._data_size = 0
+            if data == "[DONE]":
+                if not self.read_any:
+                    raise UnreadableAnswer("the stream held no chat completion chunk")
+                self.done = True
+                return
+            try:
+                chunk = json.loads(data)
+            except (ValueError, RecursionError):
+                _LOGGER.debug("Skipping an event that is not JSON: %.200r", data)
+                yield None
+                continue
+            if not isinstance(chunk, dict):
+                _LOGGER.debug("Skipping an event that is not an object: %.200r", data)
+                yield None
+                continue
+            if "error" in chunk:
+                raise ServerFailed(_error_message(data))
+            self.read_any = True
+            yield chunk
+
+
+def _error_message(body: str) -> str:
+    """Return the message of an OpenAI-style error body, else the body's start."""
+    try:
+        error = json.loads(body)
+    except (ValueError, RecursionError):
+        return body[:200]
+    if isinstance(error, dict):
+        error = error.get("error", error)
+    if isinstance(error, dict):
+        return str(error.get("message", error))[:200]
+    return str(error)[:200]
+
+
+def _model_ids(body: Any) -> list[str]:
+    """Read the model ids of an OpenAI `GET /models` body: {"data": [{"id": ...}]}."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or not all(
+        isinstance(model, dict) and isinstance(model.get("id"), str) for model in data
+    ):
+        raise NotOpenAICompatible("body has no list of models with ids")
+    return [model["id"] for model in data]

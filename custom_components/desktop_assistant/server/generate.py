@@ -1,0 +1,290 @@
+"""Text generation on llama-server for work outside a conversation.
+
+One path for the `ai_task` entity and the nightly pass: a chat request whose
+answer may be constrained to JSON by a schema (llama-server's
+`response_format` with `json_schema`), checked again on arrival, with typed
+failures and a retry for faults that pass.
+"""
+
+import asyncio
+from collections.abc import Callable
+import contextlib
+from dataclasses import dataclass
+import json
+import logging
+import time
+from typing import Any
+
+from homeassistant.helpers import llm
+import probatio as vol
+
+from .activity import ServerActivity
+from .client import (
+    CannotConnect,
+    InvalidAuth,
+    LlamaServerClient,
+    NotOpenAICompatible,
+    ServerFailed,
+    ServerTimeout,
+    StreamCut,
+    UnreadableAnswer,
+)
+
+_LOGGER = logging.getLogger(__name__)
+
+DEFAULT_ATTEMPT_TIMEOUT = 120.0
+DEFAULT_RETRIES = 2
+DEFAULT_RETRY_WAIT = 1.0
+
+
+class GenerationError(Exception):
+    """Generating failed; `kind` says how, for logs and callers."""
+
+    kind = "failed"
+
+
+class GenerationUnavailable(GenerationError):
+    """The server could not be reached or refused the request."""
+
+    kind = "unavailable"
+
+
+class InvalidOutput(GenerationError):
+    """The model's answer was not what was asked for (not JSON, wrong shape, cut)."""
+
+    kind = "invalid_output"
+
+
+class GenerationTimeout(GenerationError):
+    """An attempt took longer than allowed."""
+
+    kind = "timeout"
+
+
+class GenerationCancelled(GenerationError):
+    """The caller withdrew the request before it finished."""
+
+    kind = "cancelled"
+
+
+# Faults worth another attempt: the request may not have reached the model,
+# or the server was busy loading or restarting.
+TRANSIENT = (CannotConnect, StreamCut, UnreadableAnswer)
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """What came back: the answer and how it went."""
+
+    data: Any
+    attempts: int
+    seconds: float
+    # llama-server's token counts of the last attempt, when it sent them.
+    timings: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Generator:
+    """Generates text or JSON with one model of one llama-server."""
+
+    client: LlamaServerClient
+    model: str
+    attempt_timeout: float = DEFAULT_ATTEMPT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    retry_wait: float = DEFAULT_RETRY_WAIT
+    # Which slot to use (llama-server's `id_slot`), keeping the others'
+    # cached prompts for conversations; None lets the server choose.
+    slot: int | None = None
+    # Conversations go first: wait for them to end, and withdraw and repeat a
+    # request that one interrupts.
+    yield_to: ServerActivity | None = None
+
+    async def async_generate(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        structure: vol.Schema | None = None,
+        name: str = "answer",
+        max_tokens: int = 1024,
+        temperature: float = 0.2,
+        cancel: asyncio.Event | None = None,
+    ) -> Generation:
+        """Return the model's answer: text, or data valid for `structure`.
+
+        Raises a GenerationError subclass; faults of the connection are tried
+        again `retries` times, `retry_wait` seconds apart and doubling.
+        """
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "stream": True,
+            "cache_prompt": True,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        if structure is not None:
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": json_schema(structure)},
+            }
+        if self.slot is not None:
+            payload["id_slot"] = self.slot
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            if self.yield_to is not None:
+                await _wait_or_cancel(self.yield_to.idle, cancel)
+            attempt += 1
+            try:
+                text, timings = await self._async_attempt(payload, cancel)
+            except _Interrupted:
+                _LOGGER.debug("A conversation started; generating again after it")
+                attempt -= 1
+                continue
+            except TRANSIENT as err:
+                if attempt > self.retries:
+                    raise GenerationUnavailable(
+                        f"{type(err).__name__}: {err} ({attempt} attempts)"
+                    ) from err
+                await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
+                continue
+            except ServerFailed as err:
+                if err.status is not None and err.status >= 500:
+                    if attempt > self.retries:
+                        raise GenerationUnavailable(
+                            f"{err} ({attempt} attempts)"
+                        ) from err
+                    await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
+                    continue
+                raise GenerationUnavailable(str(err)) from err
+            except (InvalidAuth, NotOpenAICompatible) as err:
+                raise GenerationUnavailable(f"{type(err).__name__}: {err}") from err
+            break
+        data = text if structure is None else parse_structured(text, structure)
+        seconds = time.monotonic() - started
+        _LOGGER.debug(
+            "Generated %s with %s in %.1f s (%d attempts), prompt_n=%s predicted_n=%s",
+            name,
+            self.model,
+            seconds,
+            attempt,
+            timings.get("prompt_n"),
+            timings.get("predicted_n"),
+        )
+        return Generation(data, attempt, seconds, timings)
+
+    async def _async_attempt(
+        self, payload: dict[str, Any], cancel: asyncio.Event | None
+    ) -> tuple[str, dict[str, Any]]:
+        """Stream one answer; the whole attempt is bounded by `attempt_timeout`."""
+        pieces: list[str] = []
+        timings: dict[str, Any] = {}
+        finish: list[str] = []
+
+        async def read() -> None:
+            # The attempt's own bound is `attempt_timeout`, raced below.
+            async for chunk in self.client.async_stream_chat(
+                payload, self.attempt_timeout, None
+            ):
+                if chunk is None:
+                    # An event that was not JSON: what is missing makes the
+                    # answer fail its check.
+                    continue
+                if isinstance(timings_part := chunk.get("timings"), dict):
+                    timings.update(timings_part)
+                for choice in chunk.get("choices") or ():
+                    if piece := (choice.get("delta") or {}).get("content"):
+                        pieces.append(piece)
+                    if reason := choice.get("finish_reason"):
+                        finish.append(reason)
+
+        stops: list[tuple[asyncio.Event, type[Exception]]] = []
+        if cancel is not None:
+            stops.append((cancel, GenerationCancelled))
+        if self.yield_to is not None:
+            stops.append((self.yield_to.busy, _Interrupted))
+        try:
+            async with asyncio.timeout(self.attempt_timeout):
+                await _race(read(), stops)
+        except TimeoutError as err:
+            raise GenerationTimeout(
+                f"no full answer within {self.attempt_timeout:g} s"
+            ) from err
+        except ServerTimeout as err:
+            raise GenerationTimeout(str(err)) from err
+        if finish and finish[-1] == "length":
+            raise InvalidOutput(f"the answer was cut at {payload['max_tokens']} tokens")
+        return "".join(pieces), timings
+
+
+class _Interrupted(Exception):
+    """A conversation started while a yielding request was in flight."""
+
+
+async def _race(work: Any, stops: list[tuple[asyncio.Event, type[Exception]]]) -> None:
+    """Await `work`, abandoning it with the matching error when an event is set.
+
+    Abandoning closes the HTTP stream, which makes llama-server stop
+    generating for it.
+    """
+    for event, error in stops:
+        if event.is_set():
+            work.close()
+            raise error("withdrawn before it was sent")
+    task = asyncio.ensure_future(work)
+    waiters = {asyncio.ensure_future(event.wait()): error for event, error in stops}
+    try:
+        done, _ = await asyncio.wait(
+            {task, *waiters}, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task in done:
+        task.result()
+        return
+    error = next(waiters[waiter] for waiter in done if waiter in waiters)
+    raise error("withdrawn while generating")
+
+
+async def _wait_or_cancel(event: asyncio.Event, cancel: asyncio.Event | None) -> None:
+    """Wait for `event`, raising GenerationCancelled if `cancel` comes first."""
+    if cancel is None:
+        await event.wait()
+        return
+    await _race(event.wait(), [(cancel, GenerationCancelled)])
+
+
+async def _sleep_or_cancel(seconds: float, cancel: asyncio.Event | None) -> None:
+    """Sleep before a retry, raising GenerationCancelled if `cancel` comes first."""
+    if cancel is None:
+        await asyncio.sleep(seconds)
+        return
+    await _race(asyncio.sleep(seconds), [(cancel, GenerationCancelled)])
+
+
+def json_schema(structure: vol.Schema) -> dict[str, Any]:
+    """Return the JSON schema llama-server constrains the answer with."""
+    # Selectors are how `ai_task.generate_data` describes a structure's fields.
+    schema: dict[str, Any] = vol.to_openapi(
+        structure,
+        custom_serializer=llm.selector_serializer,
+        openapi_version="3.1.0",
+    )
+    return schema
+
+
+def parse_structured(text: str, structure: vol.Schema | Callable[[Any], Any]) -> Any:
+    """Return the answer's JSON, valid for `structure`, or raise InvalidOutput."""
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise InvalidOutput(f"the answer is not JSON ({err}): {text[:200]!r}") from err
+    try:
+        return structure(data)
+    except vol.Invalid as err:
+        raise InvalidOutput(f"the answer does not match the schema: {err}") from err

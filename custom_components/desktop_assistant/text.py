@@ -1,0 +1,146 @@
+"""How the integration reads words, for every feature: folding, words, stop words.
+
+Plain Python, no Home Assistant: the record's search, memory's names and
+recall, and the confirmation gate read text the same way. Folding drops case
+and accents ("Sì" and "si" are one word); stop words are kept per language,
+for the six the assistant speaks.
+"""
+
+from collections.abc import Iterable
+import re
+from typing import Final
+import unicodedata
+
+LANGUAGES: Final = ("en", "it", "nl", "de", "fr", "es")
+_WORD: Final = re.compile(r"\w+")
+
+
+def fold(text: str) -> str:
+    """Return `text` without accents and case; spaces and length stay as they are."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return bare.casefold()
+
+
+def fold_name(text: str) -> str:
+    """Return how two names compare: folded, runs of spaces as one, trimmed."""
+    return " ".join(fold(text).split())
+
+
+def words(text: str) -> list[str]:
+    """Return the folded words of `text`; apostrophes and hyphens split words."""
+    return _WORD.findall(fold(text))
+
+
+def language_code(language: str | None, default: str = "en") -> str:
+    """Return the primary subtag of a language tag: "it-IT" and "it_IT" are "it"."""
+    code = (language or "").replace("_", "-").split("-", 1)[0].lower()
+    return code or default
+
+
+def _folded_set(entries: Iterable[str]) -> frozenset[str]:
+    return frozenset(fold(word) for entry in entries for word in entry.split())
+
+
+# Words that carry no subject: articles, pronouns, prepositions, question
+# words, auxiliaries. Folded; a search of only these finds nothing useful.
+STOP_WORDS: Final[dict[str, frozenset[str]]] = {
+    "en": _folded_set(
+        [
+            "a an the and or of to in on at for with by from about after again",
+            "all also any are ask asked back been before being but can could did",
+            "do does doing done had has have her here him his how is it its just",
+            "like made make may me might more most much must my not now off once",
+            "one only other our out over said say she should some something tell",
+            "than that their them then there these they thing things this those",
+            "through too under very was we were what when where which while who",
+            "whom why will with would you your know remember recall",
+        ]
+    ),
+    "it": _folded_set(
+        [
+            "il lo la i gli le un una uno di da del della delle dei che chi come",
+            "cosa con dove era erano hai hanno abbiamo avevo avete fatto detto",
+            "per perché più quale quando quanto quella quello questo questa sono",
+            "stato stata sei siamo tra fra sul sulla nel nella non mai ancora già",
+            "anche mio mia nostro nostra e o su sai noi voi ricordi ricordo",
+        ]
+    ),
+    "nl": _folded_set(
+        [
+            "de het een en of van voor met op aan wat wie waar wanneer hoe waarom",
+            "die dat deze dit hebben heb hadden waren zijn ben gezegd niet ook nog",
+            "wel ons onze jullie hij zij mijn je wij jij gehad onthoud herinner",
+        ]
+    ),
+    "de": _folded_set(
+        [
+            "der die das ein eine einen dem den des und oder von zu mit auf wer",
+            "wann warum welche welcher wo wie für über haben hatten hatte habe sind",
+            "bin war gesagt nicht auch noch mein unser unsere ihr sie wir uns",
+            "worüber erinnerst erinnern",
+        ]
+    ),
+    "fr": _folded_set(
+        [
+            "le la les un une des et ou du au aux qui que quoi quand comment",
+            "pourquoi quel quelle avec pour sur dans avons avez ont avait était",
+            "étaient pas aussi encore mon ma notre nos vous ils elles nous dont",
+            "souviens rappelle",
+        ]
+    ),
+    "es": _folded_set(
+        [
+            "el la los las un uno una unos unas y o del al que quien como cuando",
+            "donde por para sobre hemos había han dicho también todavía mi",
+            "nuestro nuestra ustedes ellos ellas nosotros recuerdas recuerda",
+        ]
+    ),
+}
+
+# Words about talking and time, in most questions about a conversation
+# ("what did we talk about yesterday?"); the record's search skips them too.
+CONVERSATION_WORDS: Final[dict[str, frozenset[str]]] = {
+    "en": _folded_set(
+        [
+            "talk talked talking conversation conversations discussed discuss",
+            "mentioned chat chatted speak spoke spoken day days",
+            "week weeks month year yesterday today tonight morning evening night",
+            "ago earlier last time told",
+        ]
+    ),
+    "it": _folded_set(
+        [
+            "parlato parlare parlavamo conversazione ieri oggi",
+            "settimana scorsa scorso giorno giorni mese anno",
+        ]
+    ),
+    "nl": _folded_set(
+        [
+            "gesproken praten besproken vorige gisteren vandaag dag dagen maand",
+            "jaar gesprek",
+        ]
+    ),
+    "de": _folded_set(
+        [
+            "gesprochen sprechen besprochen letzte letzten woche gestern heute",
+            "tag tage monat jahr gespräch",
+        ]
+    ),
+    "fr": _folded_set(
+        [
+            "parlé parler discuté dernière dernier semaine hier aujourd hui jour",
+            "jours mois année",
+        ]
+    ),
+    "es": _folded_set(
+        [
+            "hablado hablar hablamos última último semana ayer hoy día días mes",
+            "año conversación",
+        ]
+    ),
+}
+
+# Any language's: a household mixes them, and a question's language is a guess.
+ALL_STOP_WORDS: Final = frozenset().union(*STOP_WORDS.values())
+ALL_CONVERSATION_WORDS: Final = frozenset().union(*CONVERSATION_WORDS.values())

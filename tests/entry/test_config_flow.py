@@ -1,0 +1,403 @@
+"""The config flow against a llama-server stand-in on a real socket."""
+
+import json
+
+from homeassistant import config_entries
+from homeassistant.const import (
+    CONF_API_KEY,
+    CONF_MODEL,
+    CONF_NAME,
+    CONF_PROMPT,
+    CONF_URL,
+)
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.helpers import device_registry as dr, entity_registry as er
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.desktop_assistant.config_flow import agent_name
+from custom_components.desktop_assistant.const import (
+    CONF_REQUEST_TIMEOUT,
+    CONF_TOOL_ROUNDS,
+    DEFAULT_AGENT_OPTIONS,
+    DEFAULT_URL,
+    DOMAIN,
+)
+from custom_components.desktop_assistant.server import client
+from tests.harness.agent import API_KEY
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, models_body, serve
+from tests.harness.ports import closed_port_url
+
+
+async def start_flow(hass: HomeAssistant) -> str:
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": config_entries.SOURCE_USER}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
+    assert result["errors"] == {}
+    return result["flow_id"]
+
+
+async def test_user_flow_creates_entry_with_agent(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    llama_server.api_key = API_KEY
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": config_entries.SOURCE_USER}
+    )
+    assert result["data_schema"]({}) == {CONF_URL: DEFAULT_URL}
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_URL: f" {llama_server.url}/ ", CONF_API_KEY: f" {API_KEY} "},
+    )
+    await hass.async_block_till_done()
+
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == llama_server.url
+    assert result["data"] == {CONF_URL: llama_server.url, CONF_API_KEY: API_KEY}
+    entry = result["result"]
+    assert entry.state is config_entries.ConfigEntryState.LOADED
+    (subentry,) = entry.subentries.values()
+    assert subentry.subentry_type == "conversation"
+    assert subentry.title == "gemma-3-12b-it-Q4_K_M"
+    assert subentry.data == DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID}
+    # The flow checked the server with the key as a bearer token.
+    checks = [r for r in llama_server.requests if r.path == "/v1/models"]
+    assert checks[0].headers["Authorization"] == f"Bearer {API_KEY}"
+
+
+async def test_user_flow_without_key(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url, CONF_API_KEY: "  "}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"] == {CONF_URL: llama_server.url}
+    assert "Authorization" not in llama_server.requests[0].headers
+
+
+@pytest.mark.parametrize(
+    ("override", "error"),
+    [
+        (
+            (200, "<html><body>Welcome to nginx!</body></html>", "text/html"),
+            "not_openai_compatible",
+        ),
+        (
+            (200, json.dumps({"object": "list"}), "application/json"),
+            "not_openai_compatible",
+        ),
+        (
+            (200, json.dumps({"data": [{"name": "x"}]}), "application/json"),
+            "not_openai_compatible",
+        ),
+        (
+            (
+                404,
+                json.dumps(
+                    {
+                        "error": {
+                            "code": 404,
+                            "message": "File Not Found",
+                            "type": "not_found_error",
+                        }
+                    }
+                ),
+                "application/json",
+            ),
+            "not_openai_compatible",
+        ),
+        ((500, "Internal Server Error", "text/plain"), "not_openai_compatible"),
+        ((403, json.dumps({"error": "forbidden"}), "application/json"), "invalid_auth"),
+    ],
+)
+async def test_user_flow_server_answers_wrongly(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    override: tuple[int, str, str],
+    error: str,
+) -> None:
+    llama_server.models_override = override
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": error}
+
+    # The person fixes the server and submits again: the flow recovers.
+    llama_server.models_override = None
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+
+
+async def test_user_flow_invalid_auth(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    llama_server.api_key = API_KEY
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url, CONF_API_KEY: "wrong-key"}
+    )
+    assert result["errors"] == {"base": "invalid_auth"}
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url}
+    )
+    assert result["errors"] == {"base": "invalid_auth"}
+
+
+async def test_user_flow_cannot_connect(
+    hass: HomeAssistant, socket_enabled: None
+) -> None:
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: closed_port_url("/v1")}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": "cannot_connect"}
+
+
+async def test_user_flow_timeout(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A shorter limit than the 10 s users get, so the test does not wait that long.
+    monkeypatch.setattr(client, "CONNECT_TIMEOUT", 0.2)
+    llama_server.delay = 2
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url}
+    )
+    assert result["errors"] == {"base": "timeout_connect"}
+
+
+@pytest.mark.parametrize("url", ["not a url", "ftp://example.org/v1", ""])
+async def test_user_flow_invalid_url(hass: HomeAssistant, url: str) -> None:
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(flow_id, {CONF_URL: url})
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {CONF_URL: "invalid_url"}
+
+
+async def test_user_flow_same_url_aborts(
+    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
+) -> None:
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url + "/", CONF_API_KEY: API_KEY}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+async def test_reconfigure_changes_url_and_key(
+    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
+) -> None:
+    await hass.config_entries.async_setup(config_entry.entry_id)
+    result = await config_entry.start_reconfigure_flow(hass)
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "reconfigure"
+
+    # A wrong key is refused and the entry stays as it was.
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: llama_server.url, CONF_API_KEY: "stale"}
+    )
+    assert result["errors"] == {"base": "invalid_auth"}
+    assert config_entry.data[CONF_API_KEY] == API_KEY
+
+    # The server moved to another port and got a new key.
+    async with serve(LlamaServerStandIn(api_key="sk-new-key")) as moved:
+        new_url = moved.url
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"], {CONF_URL: new_url, CONF_API_KEY: "sk-new-key"}
+        )
+        await hass.async_block_till_done()
+        assert moved.requests[-1].headers["Authorization"] == "Bearer sk-new-key"
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert config_entry.data == {CONF_URL: new_url, CONF_API_KEY: "sk-new-key"}
+    assert config_entry.title == new_url
+    assert config_entry.state is config_entries.ConfigEntryState.LOADED
+    assert config_entry.runtime_data.url == new_url
+
+
+async def test_reconfigure_to_another_entrys_url_aborts(
+    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
+) -> None:
+    other = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://other:8181/v1"})
+    other.add_to_hass(hass)
+    result = await other.start_reconfigure_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: llama_server.url}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+async def test_reauth_after_key_change(
+    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
+) -> None:
+    llama_server.api_key = "sk-rotated"
+    await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    assert config_entry.state is config_entries.ConfigEntryState.SETUP_ERROR
+
+    (flow,) = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
+    assert flow["step_id"] == "reauth_confirm"
+    result = await hass.config_entries.flow.async_configure(
+        flow["flow_id"], {CONF_API_KEY: "sk-rotated"}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reauth_successful"
+    assert config_entry.data[CONF_API_KEY] == "sk-rotated"
+    assert config_entry.state is config_entries.ConfigEntryState.LOADED
+
+
+async def test_add_and_reconfigure_conversation_agent(
+    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
+) -> None:
+    await hass.config_entries.async_setup(config_entry.entry_id)
+    result = await hass.config_entries.subentries.async_init(
+        (config_entry.entry_id, "conversation"),
+        context={"source": config_entries.SOURCE_USER},
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "set_options"
+    model_selector = next(
+        value
+        for key, value in result["data_schema"].schema.items()
+        if str(key) == CONF_MODEL
+    )
+    assert [o["value"] for o in model_selector.config["options"]] == [MODEL_ID]
+
+    options = DEFAULT_AGENT_OPTIONS | {
+        CONF_MODEL: MODEL_ID,
+        CONF_PROMPT: "You are the kitchen assistant.",
+        CONF_TOOL_ROUNDS: 5,
+    }
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], {CONF_NAME: "Kitchen", **options}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    kitchen = next(s for s in config_entry.subentries.values() if s.title == "Kitchen")
+    assert dict(kitchen.data) == options
+
+    result = await config_entry.start_subentry_reconfigure_flow(
+        hass, kitchen.subentry_id
+    )
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], options | {CONF_REQUEST_TIMEOUT: 30}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert config_entry.subentries[kitchen.subentry_id].data[CONF_REQUEST_TIMEOUT] == 30
+    assert config_entry.state is config_entries.ConfigEntryState.LOADED
+
+
+async def test_add_agent_when_server_went_away(
+    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
+) -> None:
+    await hass.config_entries.async_setup(config_entry.entry_id)
+    llama_server.models_override = (502, "Bad Gateway", "text/plain")
+    result = await hass.config_entries.subentries.async_init(
+        (config_entry.entry_id, "conversation"),
+        context={"source": config_entries.SOURCE_USER},
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "cannot_connect"
+
+
+async def test_models_body_is_llama_servers() -> None:
+    """The stand-in's body has both lists llama-server sends."""
+    body = models_body()
+    assert body["object"] == "list"
+    assert body["data"][0]["owned_by"] == "llamacpp"
+    assert body["models"][0]["model"] == body["data"][0]["id"]
+
+
+def default_name(result: dict) -> str:
+    (key,) = (key for key in result["data_schema"].schema if str(key) == CONF_NAME)
+    return key.default()
+
+
+async def test_agent_is_named_after_the_model_files_stem(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    # llama-server lists the path it was started with as the model's id.
+    model = "/models/Qwen3-8B-Q4_K_M.gguf"
+    llama_server.model_id = model
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url}
+    )
+    await hass.async_block_till_done()
+    entry = result["result"]
+    (subentry,) = entry.subentries.values()
+
+    assert subentry.title == "Qwen3-8B-Q4_K_M"
+    assert subentry.data[CONF_MODEL] == model
+    entity_id = er.async_get(hass).async_get_entity_id(
+        "conversation", DOMAIN, subentry.subentry_id
+    )
+    assert entity_id == "conversation.qwen3_8b_q4_k_m"
+    assert hass.states.get(entity_id).name == "Qwen3-8B-Q4_K_M"
+    devices = dr.async_get(hass)
+    device = devices.async_get_device_by_identifier(
+        (DOMAIN, subentry.subentry_id), entry.entry_id
+    )
+    assert (device.name, device.model) == ("Qwen3-8B-Q4_K_M", model)
+
+    # A new agent's name defaults to the stem too, and can be chosen.
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "conversation"),
+        context={"source": config_entries.SOURCE_USER},
+    )
+    assert default_name(result) == "Qwen3-8B-Q4_K_M"
+
+    # Reconfiguring renames the agent and its device; the entity id stays.
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "conversation"),
+        context={
+            "source": config_entries.SOURCE_RECONFIGURE,
+            "subentry_id": subentry.subentry_id,
+        },
+    )
+    assert default_name(result) == "Qwen3-8B-Q4_K_M"
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], dict(subentry.data) | {CONF_NAME: "Kitchen"}
+    )
+    await hass.async_block_till_done()
+    assert result["reason"] == "reconfigure_successful"
+    assert entry.subentries[subentry.subentry_id].title == "Kitchen"
+    assert entry.subentries[subentry.subentry_id].data[CONF_MODEL] == model
+    device = devices.async_get_device_by_identifier(
+        (DOMAIN, subentry.subentry_id), entry.entry_id
+    )
+    assert (device.name, device.model) == ("Kitchen", model)
+    assert hass.states.get(entity_id).name == "Kitchen"
+
+
+@pytest.mark.parametrize(
+    ("model", "name"),
+    [
+        ("gemma-3-12b-it-Q4_K_M.gguf", "gemma-3-12b-it-Q4_K_M"),
+        ("C:\\models\\Phi-4.GGUF", "Phi-4"),
+        ("qwen3", "qwen3"),
+        ("", "llama-server"),
+    ],
+)
+def test_agent_name(model: str, name: str) -> None:
+    assert agent_name(model) == name

@@ -1,0 +1,213 @@
+"""The fixtures every test folder shares, defined once (a pytest plugin).
+
+`tests/conftest.py` registers this module; folders' conftests add only what
+is their own.
+"""
+
+from collections.abc import AsyncIterator, Iterator
+import json
+from pathlib import Path
+import subprocess
+import sys
+from typing import Any
+
+from homeassistant import config_entries
+from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowManager, FlowResultType
+from homeassistant.helpers import llm
+from homeassistant.setup import async_setup_component
+import probatio as vol
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
+from tests.harness.agent import API_KEY, TEST_API, Agent
+from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve
+from tests.harness.tool_files import write_tool_files
+from tests.harness.whisper_server import WhisperServerStandIn, serve as serve_whisper
+from tests.harness.wyoming import write_kokoro_config
+from wyoming_services.config import load_config
+from wyoming_services.kokoro.__main__ import KokoroService, build_service
+
+REPO = Path(__file__).parents[2]
+TRANSLATIONS = REPO / "custom_components" / DOMAIN / "translations" / "en.json"
+
+
+@pytest.fixture(autouse=True)
+def custom_integrations(request: pytest.FixtureRequest) -> None:
+    """In a test with a Home Assistant: this repository's integrations loadable.
+
+    HA's core component is set up first, as in a running Home Assistant (the
+    `conversation` component expects it).
+    """
+    if "hass" in request.fixturenames:
+        request.getfixturevalue("home_assistant_core")
+
+
+@pytest.fixture
+async def home_assistant_core(
+    hass: HomeAssistant, enable_custom_integrations: None
+) -> None:
+    """HA's core component, set up."""
+    assert await async_setup_component(hass, "homeassistant", {})
+
+
+@pytest.fixture
+async def llama_server(socket_enabled: None) -> AsyncIterator[LlamaServerStandIn]:
+    """A llama-server stand-in on a loopback port."""
+    async with serve(LlamaServerStandIn()) as stand_in:
+        yield stand_in
+
+
+@pytest.fixture
+def config_entry(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> MockConfigEntry:
+    """An entry for the stand-in, with a key and one conversation agent."""
+    llama_server.api_key = API_KEY
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title=llama_server.url,
+        data={CONF_URL: llama_server.url, CONF_API_KEY: API_KEY},
+        subentries_data=[
+            {
+                "subentry_type": "conversation",
+                "title": MODEL_ID,
+                "data": DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID},
+                "unique_id": None,
+            }
+        ],
+    )
+    entry.add_to_hass(hass)
+    return entry
+
+
+def _missing_translations(result: dict[str, Any], strings: dict[str, Any]) -> list[str]:
+    """Return the translation keys a flow result uses that en.json lacks."""
+    if result["type"] is FlowResultType.CREATE_ENTRY:
+        return []
+    handler = result["handler"]
+    # A subentry flow's handler is (entry id, subentry type).
+    section = (
+        ("config_subentries", handler[1]) if isinstance(handler, tuple) else ("config",)
+    )
+    keys: list[tuple[str, ...]] = []
+    if result["type"] is FlowResultType.ABORT:
+        keys.append((*section, "abort", result["reason"]))
+    elif result["type"] is FlowResultType.FORM:
+        step = (*section, "step", result["step_id"])
+        keys.append(step)
+        keys += [(*step, "data", str(key)) for key in result["data_schema"].schema]
+        keys += [
+            (*section, "error", error) for error in (result["errors"] or {}).values()
+        ]
+    missing = []
+    for key in keys:
+        node: Any = strings
+        for part in key:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            missing.append(".".join(key))
+    return missing
+
+
+@pytest.fixture(autouse=True)
+def check_translations(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail a test whose flows show a step, field, error or abort en.json lacks."""
+    strings = json.loads(TRANSLATIONS.read_text())
+    results: list[dict[str, Any]] = []
+    handle_step = FlowManager._async_handle_step
+
+    async def recording_handle_step(self, *args: Any, **kwargs: Any) -> Any:
+        result = await handle_step(self, *args, **kwargs)
+        # The config flow and subentry flows; a repair's fix flow (also
+        # handled by DOMAIN) has translations of its own issue.
+        config_flow = result.get("handler") == DOMAIN and isinstance(
+            self, config_entries.ConfigEntriesFlowManager
+        )
+        if config_flow or isinstance(result.get("handler"), tuple):
+            results.append(result)
+        return result
+
+    monkeypatch.setattr(FlowManager, "_async_handle_step", recording_handle_step)
+    yield
+    missing = [
+        key for result in results for key in _missing_translations(result, strings)
+    ]
+    assert not missing, f"translations missing for {missing}"
+
+
+@pytest.fixture
+def agent_options() -> dict[str, Any]:
+    """The agent's subentry options; tests override it with parametrize."""
+    return DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [TEST_API]}
+
+
+@pytest.fixture
+def tool_files() -> dict[str, str]:
+    """Tool files (name -> TOML) in the config folder when the agent starts."""
+    return {}
+
+
+@pytest.fixture
+async def agent(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    agent_options: dict[str, Any],
+    tool_files: dict[str, str],
+) -> AsyncIterator[Agent]:
+    """The agent of a llama-server entry, with the test API and tool files."""
+    await hass.async_add_executor_job(
+        write_tool_files, Path(hass.config.path(DOMAIN)), tool_files
+    )
+    weather = RecordingTool(
+        "weather",
+        {vol.Optional("place"): str, vol.Optional("when"): str},
+        "Rome: clear sky, 18 °C",
+    )
+    time_tool = RecordingTool("GetDateTime", {}, "14:05")
+    unregister = llm.async_register_api(
+        hass,
+        ToolsAPI(hass=hass, id=TEST_API, name="Test tools", tools=[weather, time_tool]),
+    )
+    entry, entity_id = await async_add_agent(hass, llama_server.url, agent_options)
+    yield Agent(hass, entity_id, entry, llama_server, weather, time_tool)
+    unregister()
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny Kokoro model and voices file, made by scripts/make-test-models."""
+    folder = tmp_path_factory.mktemp("models")
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "make-test-models"), str(folder)],
+        check=True,
+        capture_output=True,
+    )
+    return folder
+
+
+@pytest.fixture
+def kokoro_config(tmp_path: Path, tiny_models: Path) -> Path:
+    """Config with the seed's two voices."""
+    return write_kokoro_config(tmp_path, tiny_models)
+
+
+@pytest.fixture
+def kokoro_service(kokoro_config: Path) -> Iterator[KokoroService]:
+    """The Kokoro service as the server builds it, for in-process servers."""
+    service = build_service(load_config(kokoro_config))
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+@pytest.fixture
+async def whisper_server(socket_enabled: None) -> AsyncIterator[WhisperServerStandIn]:
+    """A whisper-server stand-in; the test fails if the wrapper broke its contract."""
+    async with serve_whisper(WhisperServerStandIn()) as stand_in:
+        yield stand_in
+    assert stand_in.violations == []

@@ -1,0 +1,175 @@
+"""`ai_task.generate_data` through the AI task entity, against the stand-in."""
+
+from homeassistant.components import ai_task
+from homeassistant.config_entries import ConfigEntryState, ConfigSubentry
+from homeassistant.const import CONF_MODEL, CONF_NAME
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import entity_registry as er
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.desktop_assistant.const import (
+    CONF_MAX_TOKENS,
+    CONF_REQUEST_TIMEOUT,
+    CONF_TEMPERATURE,
+    DEFAULT_AI_TASK_OPTIONS,
+    DOMAIN,
+    SUBENTRY_AI_TASK,
+)
+from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, text_reply
+
+STRUCTURE = {
+    "name": {"selector": {"text": None}, "required": True},
+    "day": {"selector": {"number": {"min": 1, "max": 31}}, "required": True},
+}
+
+
+@pytest.fixture
+async def task_entity(hass: HomeAssistant, config_entry: MockConfigEntry) -> str:
+    """The entity of an AI task subentry added to the stand-in's entry."""
+    hass.config_entries.async_add_subentry(
+        config_entry,
+        ai_task_subentry(),
+    )
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    (subentry_id,) = [
+        s.subentry_id
+        for s in config_entry.subentries.values()
+        if s.subentry_type == SUBENTRY_AI_TASK
+    ]
+    entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)
+    assert entity_id is not None
+    return entity_id
+
+
+def ai_task_subentry() -> ConfigSubentry:
+    return ConfigSubentry(
+        data=DEFAULT_AI_TASK_OPTIONS | {CONF_MODEL: MODEL_ID},
+        subentry_type=SUBENTRY_AI_TASK,
+        title="Tasks",
+        unique_id=None,
+    )
+
+
+async def test_generate_text(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+) -> None:
+    llama_server.script = [text_reply("Buy ", "milk.")]
+    result = await hass.services.async_call(
+        ai_task.DOMAIN,
+        "generate_data",
+        {
+            "entity_id": task_entity,
+            "task_name": "shopping",
+            "instructions": "Say what to buy.",
+        },
+        blocking=True,
+        return_response=True,
+    )
+    assert result is not None
+    assert result["data"] == "Buy milk."
+    (request,) = llama_server.chat_requests
+    assert "response_format" not in request
+    assert request["model"] == MODEL_ID
+    assert request["temperature"] == DEFAULT_AI_TASK_OPTIONS[CONF_TEMPERATURE]
+    assert request["max_tokens"] == DEFAULT_AI_TASK_OPTIONS[CONF_MAX_TOKENS]
+    question = request["messages"][-1]
+    assert question["role"] == "user"
+    assert question["content"].startswith("Say what to buy.")
+    assert request["messages"][0]["role"] == "system"
+
+
+async def test_generate_structured_data(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+) -> None:
+    llama_server.script = [text_reply('{"name": "Anouk", "day": 3}')]
+    result = await hass.services.async_call(
+        ai_task.DOMAIN,
+        "generate_data",
+        {
+            "entity_id": task_entity,
+            "task_name": "birthday",
+            "instructions": "Anouk's birthday is 3 November. Give name and day.",
+            "structure": STRUCTURE,
+        },
+        blocking=True,
+        return_response=True,
+    )
+    assert result is not None
+    assert result["data"] == {"name": "Anouk", "day": 3}
+    (request,) = llama_server.chat_requests
+    response_format = request["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["name"] == "birthday"
+    schema = response_format["json_schema"]["schema"]
+    assert schema["type"] == "object"
+    assert schema["required"] == ["name", "day"]
+    assert schema["properties"]["name"] == {"type": "string"}
+    assert schema["properties"]["day"]["type"] == "number"
+
+
+@pytest.mark.parametrize(
+    "answer", ['{"name": "Anouk", "day": ', '{"name": "Anouk", "day": 99}']
+)
+async def test_invalid_structured_answer_is_an_error(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    task_entity: str,
+    answer: str,
+) -> None:
+    llama_server.script = [text_reply(answer)]
+    with pytest.raises(HomeAssistantError, match=r"'birthday' \(invalid_output\)"):
+        await hass.services.async_call(
+            ai_task.DOMAIN,
+            "generate_data",
+            {
+                "entity_id": task_entity,
+                "task_name": "birthday",
+                "instructions": "Give name and day.",
+                "structure": STRUCTURE,
+            },
+            blocking=True,
+            return_response=True,
+        )
+    assert hass.states.get(task_entity) is not None
+
+
+async def test_add_ai_task_through_the_subentry_flow(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    assert config_entry.state is ConfigEntryState.LOADED
+    result = await hass.config_entries.subentries.async_init(
+        (config_entry.entry_id, SUBENTRY_AI_TASK), context={"source": "user"}
+    )
+    assert result["type"] is FlowResultType.FORM
+    fields = {str(key) for key in result["data_schema"].schema}
+    assert fields == {
+        CONF_NAME,
+        CONF_MODEL,
+        CONF_TEMPERATURE,
+        CONF_MAX_TOKENS,
+        CONF_REQUEST_TIMEOUT,
+    }
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"],
+        {
+            CONF_NAME: "Household tasks",
+            CONF_MODEL: MODEL_ID,
+            CONF_TEMPERATURE: 0.1,
+            CONF_MAX_TOKENS: 512,
+            CONF_REQUEST_TIMEOUT: 30,
+        },
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    await hass.async_block_till_done()
+    subentry = next(
+        s for s in config_entry.subentries.values() if s.title == "Household tasks"
+    )
+    assert subentry.subentry_type == SUBENTRY_AI_TASK
+    assert er.async_get(hass).async_get_entity_id(
+        "ai_task", DOMAIN, subentry.subentry_id
+    )

@@ -1,0 +1,186 @@
+"""The layout's rules, read from the source: who may import whom.
+
+- no import cycle inside the integration (imports for type checking only
+  are left out: they never run);
+- `tools/` imports nothing of Home Assistant (it is a plain-Python library
+  with a command line of its own);
+- nothing outside `tests/` imports `tests`, except `tests.harness`.
+"""
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "custom_components.desktop_assistant"
+PACKAGE_DIR = ROOT / "custom_components" / "desktop_assistant"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that runs, at any depth."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and is_type_checking(node):
+            for child in node.orelse:
+                yield from runtime_imports(child)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        yield from runtime_imports(node)
+
+
+def imported_modules(path: Path, known: set[str]) -> set[str]:
+    """The modules `path` imports: `from . import x` names module x if it is one."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in runtime_imports(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            parts = package.split(".")
+            parts = parts[: len(parts) - node.level + 1]
+            base = ".".join([*parts, base] if base else parts)
+        found.add(base)
+        found.update(
+            f"{base}.{alias.name}"
+            for alias in node.names
+            if f"{base}.{alias.name}" in known
+        )
+    return found
+
+
+def python_files(folder: Path) -> list[Path]:
+    return [
+        path
+        for path in sorted(folder.rglob("*.py"))
+        if "__pycache__" not in path.parts and ".sid" not in path.parts
+    ]
+
+
+def package_graph() -> dict[str, set[str]]:
+    files = [
+        path
+        for path in python_files(PACKAGE_DIR)
+        if "examples" not in path.relative_to(PACKAGE_DIR).parts
+    ]
+    known = {module_name(path) for path in files}
+    graph = {}
+    for path in files:
+        imported = imported_modules(path, known)
+        # Importing a.b.c runs a and a.b first: each is an edge of its own.
+        edges = set()
+        for module in imported:
+            parts = module.split(".")
+            edges.update(
+                ".".join(parts[:end])
+                for end in range(2, len(parts) + 1)
+                if ".".join(parts[:end]) in known
+            )
+        graph[module_name(path)] = edges - {module_name(path)}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle, as the modules along it, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            # A package's own __init__ importing its submodules is how packages
+            # work; the edge back from the submodule to its package is not.
+            if target.startswith(module + "."):
+                continue
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        stack.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (cycle := visit(module)):
+            return cycle
+    return None
+
+
+def test_no_import_cycle_inside_the_integration() -> None:
+    graph = package_graph()
+    assert len(graph) > 40, "the package was not read"
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    """The check above can fail: a made-up circle is found."""
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_tools_imports_nothing_of_home_assistant() -> None:
+    tools = PACKAGE_DIR / "tools"
+    offending = {
+        module_name(path): sorted(
+            module
+            for module in imported_modules(path, set())
+            if module.split(".")[0] == "homeassistant"
+            or (
+                module.startswith(PACKAGE + ".")
+                and not module.startswith(PACKAGE + ".tools")
+            )
+        )
+        for path in python_files(tools)
+    }
+    assert len(offending) >= 5
+    assert {module: found for module, found in offending.items() if found} == {}
+
+
+@pytest.mark.parametrize(
+    "folder", ["custom_components", "benchmarks", "evaluation", "wyoming_services"]
+)
+def test_only_the_harness_of_tests_is_imported_outside_tests(folder: str) -> None:
+    offending = {
+        str(path.relative_to(ROOT)): sorted(
+            module
+            for module in imported_modules(path, set())
+            if module.split(".")[0] == "tests"
+            and not module.startswith("tests.harness")
+        )
+        for path in python_files(ROOT / folder)
+    }
+    assert offending, f"no Python files in {folder}"
+    assert {path: found for path, found in offending.items() if found} == {}
+
+
+def test_harness_imports_no_test_module() -> None:
+    """The harness is a library: it imports neither test files nor conftests."""
+    offending = {
+        str(path.relative_to(ROOT)): sorted(
+            module
+            for module in imported_modules(path, set())
+            if module.split(".")[0] in {"tests", "benchmarks"}
+            and not module.startswith("tests.harness")
+        )
+        for path in python_files(ROOT / "tests" / "harness")
+    }
+    assert {path: found for path, found in offending.items() if found} == {}
