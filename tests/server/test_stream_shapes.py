@@ -143,40 +143,50 @@ async def test_ai_task_raises_its_typed_error(
     assert await generate(hass, task_entity) == "3 November"
 
 
+TASK_OPTIONS = DEFAULT_AI_TASK_OPTIONS | {CONF_MODEL: MODEL_ID}
+FLOOD_LIMIT = DEFAULT_AI_TASK_OPTIONS[CONF_MAX_TOKENS] * ANSWER_CHARS_PER_TOKEN
+
+
 @pytest.mark.parametrize(
-    "task_options",
-    # Enough tokens that 200,000 brackets pass the size bound and are parsed.
-    [DEFAULT_AI_TASK_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_MAX_TOKENS: 8192}],
+    ("task_options", "pieces", "structure", "message"),
+    [
+        # Enough tokens that 200,000 brackets pass the size bound and are parsed.
+        (
+            TASK_OPTIONS | {CONF_MAX_TOKENS: 8192},
+            ["[" * 20_000] * 10,
+            {"day": {"selector": {"number": {}}, "required": True}},
+            "is not JSON",
+        ),
+        (
+            TASK_OPTIONS,
+            ['{"when": 5}'],
+            {"when": {"selector": {"trigger": {}}, "required": True}},
+            "does not match",
+        ),
+        # 5 MB in 100 kB events, refused while it streams.
+        (
+            TASK_OPTIONS,
+            ["x" * 100_000] * 50,
+            None,
+            f"over {FLOOD_LIMIT} characters",
+        ),
+    ],
+    ids=["brackets", "trigger_number", "five_megabytes"],
 )
-async def test_ai_task_deeply_nested_answer_is_invalid_output(
-    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+async def test_ai_task_hostile_answer_is_invalid_output(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    task_entity: str,
+    pieces: list[str],
+    structure: dict[str, Any] | None,
+    message: str,
 ) -> None:
-    llama_server.script = [text_reply(*["[" * 20_000] * 10)]
-    structure = {"day": {"selector": {"number": {}}, "required": True}}
-    with pytest.raises(HomeAssistantError, match="is not JSON") as caught:
+    llama_server.script = [text_reply(*pieces)]
+    with pytest.raises(HomeAssistantError, match=message) as caught:
         await generate(hass, task_entity, structure)
     assert caught.value.translation_key == "generation_invalid_output"
-
-
-async def test_ai_task_trigger_answered_with_a_number_is_invalid_output(
-    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
-) -> None:
-    structure = {"when": {"selector": {"trigger": {}}, "required": True}}
-    llama_server.script = [text_reply('{"when": 5}')]
-    with pytest.raises(HomeAssistantError, match="does not match") as caught:
-        await generate(hass, task_entity, structure)
-    assert caught.value.translation_key == "generation_invalid_output"
-
-
-async def test_ai_task_answer_over_its_tokens_is_refused_while_streaming(
-    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
-) -> None:
-    limit = DEFAULT_AI_TASK_OPTIONS[CONF_MAX_TOKENS] * ANSWER_CHARS_PER_TOKEN
-    # 5 MB in 100 kB events.
-    llama_server.script = [text_reply(*["x" * 100_000] * 50)]
-    with pytest.raises(HomeAssistantError, match=f"over {limit} characters") as caught:
-        await generate(hass, task_entity)
-    assert caught.value.translation_key == "generation_invalid_output"
+    llama_server.script = [text_reply("3 November")]
+    assert await generate(hass, task_entity) == "3 November"
 
 
 async def test_nightly_five_megabyte_plan_is_refused_and_nothing_applied(
