@@ -436,9 +436,9 @@ def test_skipped_hostile_events_are_named_on_stderr(vdir: Path) -> None:
 
 
 def test_calendar_budget_is_shared_by_all_files(vdir: Path) -> None:
-    # Four events of 48,901 minutes each: each fits, the fourth overflows the
-    # 150,000 all files may expand together.
-    for index in range(4):
+    # Seven events of 48,901 minutes each: each fits, the seventh overflows
+    # the 300,000 all files may expand together.
+    for index in range(7):
         write_ics(
             vdir / "busy" / f"minutes-{index}.ics",
             MINUTELY_ALL_YEAR.replace("every-minute", f"minute-{index}")
@@ -450,12 +450,12 @@ def test_calendar_budget_is_shared_by_all_files(vdir: Path) -> None:
     lines = done.stdout.splitlines()
     assert [line for line in lines if "Tock" in line] == [
         f"2026-11-03 00:00 Tock {index} (and 1439 more until 2026-11-03 23:59)"
-        for index in range(3)
+        for index in range(6)
     ]
     assert done.stderr.splitlines()[1:] == [
-        "skipped event 'Tock 3' in busy/minutes-3.ics: it repeats up to 48901 "
-        "times from its start to the days asked, more than the 3213 left of the "
-        "150000 for all files"
+        "skipped event 'Tock 6' in busy/minutes-6.ics: it repeats up to 48901 "
+        "times from its start to the days asked, more than the 6510 left of the "
+        "300000 for all files"
     ]
 
 

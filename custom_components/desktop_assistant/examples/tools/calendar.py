@@ -54,11 +54,12 @@ import recurring_ical_events
 
 DEFAULT_DIR = "~/.local/share/calendars"
 MAX_DAYS = 366
-# Occurrences the expansion may step through for one event, and for all
-# events of all files: about a second of work on a quiet machine (a year of
-# a minutely rule is 525,600).
+# Occurrences the expansion may step through for one event (a year of a
+# minutely rule is 525,600), and for all events of all files: about 130,000
+# a second on a quiet machine, so a few seconds on a busy one, within the
+# tool's timeout; the total holds some 75 daily events begun ten years ago.
 MAX_EVENT_OCCURRENCES = 50_000
-TOTAL_OCCURRENCES = 150_000
+TOTAL_OCCURRENCES = 300_000
 # A last resort for a cost the counts miss; calendar.toml gives the tool 15.
 BUDGET_SECONDS = 12.0
 # Occurrences of one event listed one by one; more become one line.
