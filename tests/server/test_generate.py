@@ -182,6 +182,17 @@ async def test_refused_request_is_not_retried(
     assert len(llama_server.chat_requests) == 1
 
 
+async def test_refused_key_is_refused_without_retry(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    llama_server.api_key = "the-right-key"
+    llama_server.script = [text_reply("never read")]
+    with pytest.raises(GenerationRefused, match="refused the API key") as caught:
+        await generator(hass, llama_server.url).async_generate(MESSAGES)
+    assert caught.value.kind == "refused"
+    assert len(llama_server.chat_requests) == 1
+
+
 async def test_unreachable_server_is_unavailable(
     hass: HomeAssistant, socket_enabled: None
 ) -> None:
