@@ -454,9 +454,47 @@ def test_calendar_budget_is_shared_by_all_files(vdir: Path) -> None:
     ]
     assert done.stderr.splitlines()[1:] == [
         "skipped event 'Tock 6' in busy/minutes-6.ics: it repeats up to 48901 "
-        "times from its start to the days asked, more than the 6510 left of the "
+        "times from its start to the days asked, more than the 6529 left of the "
         "300000 for all files"
     ]
+
+
+def test_a_large_ordinary_calendar_is_never_skipped(vdir: Path) -> None:
+    # Forty birthdays as Outlook writes them, since 1950, and thirty daily
+    # events begun ten years ago: far below what the counts refuse.
+    for index in range(40):
+        write_ics(
+            vdir / "birthdays" / f"person-{index}.ics",
+            f"""
+            BEGIN:VEVENT
+            UID:birthday-{index}
+            DTSTAMP:20260901T120000Z
+            DTSTART;VALUE=DATE:19501103
+            RRULE:FREQ=YEARLY;BYMONTH=11;BYMONTHDAY=3
+            SUMMARY:Birthday {index:02}
+            END:VEVENT
+            """,
+        )
+    for index in range(30):
+        write_ics(
+            vdir / "daily" / f"habit-{index}.ics",
+            f"""
+            BEGIN:VEVENT
+            UID:habit-{index}
+            DTSTAMP:20260901T120000Z
+            DTSTART:20160101T{index % 24:02}0000Z
+            RRULE:FREQ=DAILY
+            SUMMARY:Habit {index:02}
+            END:VEVENT
+            """,
+        )
+    done = run_helper("2026-11-03", "1", env={"CALENDAR_DIR": str(vdir)})
+
+    lines = done.stdout.splitlines()
+    assert len([line for line in lines if "Birthday" in line]) == 40
+    assert len([line for line in lines if "Habit" in line]) == 30
+    assert "2026-11-03 12:30 Team lunch" in lines
+    assert done.stderr.splitlines()[1:] == []
 
 
 def run_helper(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -77,9 +77,8 @@ PERIODS = {
     "MONTHLY": 28 * DAY,
     "YEARLY": 365 * DAY,
 }
-# BY parts that may give one occurrence a day to a weekly, monthly or yearly
-# rule; those finer than its frequency multiply the occurrences of each step.
-DAY_PARTS = ("BYMONTH", "BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY")
+# BY parts finer than a rule's frequency multiply the occurrences of each
+# step (the days of a weekly, monthly or yearly step: `days_per_step`).
 TIME_PARTS = {"BYHOUR": 3_600, "BYMINUTE": 60, "BYSECOND": 1}
 
 
@@ -249,7 +248,7 @@ def skip_floods(
 
 
 def occurrences_up_to(event: Any, end: datetime, zone: tzinfo | None) -> int:
-    """Return at least how many occurrences expanding `event` to `end` steps through."""
+    """Return an upper bound of the occurrences expanding `event` to `end` gives."""
     rules = [*as_list(event.get("RRULE")), *as_list(event.get("EXRULE"))]
     if not rules:
         return 1
@@ -261,9 +260,7 @@ def rule_steps(rule: Any, start: datetime, end: datetime, zone: tzinfo | None) -
     """Return an upper bound of the occurrences one rule gives from start to end."""
     period = PERIODS[str(rule["FREQ"][0]).upper()]
     step = period * max(1, int(rule.get("INTERVAL", [1])[0]))
-    if period > DAY and any(part in rule for part in DAY_PARTS):
-        step = DAY
-    per_step = 1
+    per_step = days_per_step(rule, period)
     for part, size in TIME_PARTS.items():
         if period > size and part in rule:
             per_step *= len(rule[part])
@@ -273,6 +270,24 @@ def rule_steps(rule: Any, start: datetime, end: datetime, zone: tzinfo | None) -
     if "COUNT" in rule and not any(part.startswith("BY") for part in rule):
         return min(steps, int(rule["COUNT"][0]))
     return steps
+
+
+def days_per_step(rule: Any, period: int) -> int:
+    """Return at most how many days a weekly, monthly or yearly step gives."""
+    if period <= DAY:
+        return 1
+    # Each weekday comes at most five times a month.
+    in_month = len(rule.get("BYMONTHDAY", ())) or 5 * len(rule.get("BYDAY", ())) or 1
+    if period == PERIODS["WEEKLY"]:
+        return len(rule.get("BYDAY", ())) or 1
+    if period == PERIODS["MONTHLY"]:
+        return min(31, in_month)
+    if "BYYEARDAY" in rule or "BYWEEKNO" in rule:
+        return 366
+    # BYMONTHDAY or BYDAY without BYMONTH mean every month of the year.
+    every_month = "BYMONTHDAY" in rule or "BYDAY" in rule
+    months = len(rule.get("BYMONTH", ())) or (12 if every_month else 1)
+    return min(366, months * in_month)
 
 
 def as_list(value: Any) -> list[Any]:
