@@ -3,7 +3,6 @@
 from typing import override
 
 from homeassistant.components import ai_task, conversation
-from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
@@ -15,6 +14,7 @@ from .const import (
     CONF_REQUEST_TIMEOUT,
     CONF_TEMPERATURE,
     DEFAULT_AI_TASK_OPTIONS,
+    DOMAIN,
     SUBENTRY_AI_TASK,
 )
 from .entity import DesktopAssistantEntity
@@ -44,12 +44,6 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
 
     _attr_supported_features = ai_task.AITaskEntityFeature.GENERATE_DATA
 
-    def __init__(
-        self, entry: DesktopAssistantConfigEntry, subentry: ConfigSubentry
-    ) -> None:
-        """Describe the entity as a device named after its subentry."""
-        super().__init__(entry, subentry)
-
     @property
     @override
     def options(self) -> dict:
@@ -76,8 +70,12 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
                 temperature=float(options[CONF_TEMPERATURE]),
             )
         except GenerationError as err:
+            # One translated sentence per kind: unavailable, refused,
+            # invalid_output, timeout, cancelled, failed.
             raise HomeAssistantError(
-                f"llama-server could not generate {task.name!r} ({err.kind}): {err}"
+                translation_domain=DOMAIN,
+                translation_key=f"generation_{err.kind}",
+                translation_placeholders={"task": task.name, "error": str(err)},
             ) from err
         data = generation.data
         chat_log.async_add_assistant_content_without_tools(

@@ -26,6 +26,8 @@ from .const import (
 )
 from .runtime import DATA_CONFIRMATIONS, DesktopAssistantConfigEntry
 from .server.client import LlamaServerError
+from .server.credentials import without_credentials
+from .server.request import chat_payload
 from .server.stream import Answer, Delta
 
 _LOGGER = logging.getLogger(__name__)
@@ -72,18 +74,13 @@ class DesktopAssistantEntity(Entity):
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
         for round_number in range(tool_rounds + 1):
             offer = bool(tools) and round_number < tool_rounds
-            payload: dict[str, Any] = {
-                "model": options[CONF_MODEL],
-                "messages": build_messages(
-                    chat_log.content, int(options[CONF_MAX_HISTORY])
-                ),
-                "stream": True,
-                "cache_prompt": True,
-                "temperature": float(options[CONF_TEMPERATURE]),
-                "max_tokens": int(options[CONF_MAX_TOKENS]),
-            }
-            if offer:
-                payload["tools"] = tools
+            payload = chat_payload(
+                options[CONF_MODEL],
+                build_messages(chat_log.content, int(options[CONF_MAX_HISTORY])),
+                temperature=float(options[CONF_TEMPERATURE]),
+                max_tokens=int(options[CONF_MAX_TOKENS]),
+                tools=tools if offer else None,
+            )
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
                 self._async_deltas(payload, turn, offered if offer else set()),
@@ -111,22 +108,23 @@ class DesktopAssistantEntity(Entity):
             async for chunk in client.async_stream_chat(
                 payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
             ):
-                if chunk is None:
-                    answer.malformed += 1
-                    continue
-                if isinstance(timings := chunk.get("timings"), dict):
-                    turn.record_timings(timings)
                 for delta in answer.read(chunk):
                     streamed_text = streamed_text or "content" in delta
                     yield delta
         except LlamaServerError as err:
             turn.fault = err.kind
-            _LOGGER.warning("llama-server at %s failed: %r", client.url, err)
+            _LOGGER.warning(
+                "llama-server at %s failed: %s",
+                without_credentials(client.url),
+                without_credentials(repr(err)),
+            )
             message = await async_fault_sentence(self.hass, turn.fault, turn.language)
             turn.fault_sentence = message
             # Text already streamed stays; the explanation follows it.
             yield {"content": f" {message}" if streamed_text else message}
             return
+        if answer.timings:
+            turn.record_timings(answer.timings)
         calls = answer.named_calls()
         if answer.malformed:
             _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)

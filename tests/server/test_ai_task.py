@@ -1,7 +1,7 @@
 """`ai_task.generate_data` through the AI task entity, against the stand-in."""
 
 from homeassistant.components import ai_task
-from homeassistant.config_entries import ConfigEntryState, ConfigSubentry
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_MODEL, CONF_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
@@ -24,34 +24,6 @@ STRUCTURE = {
     "name": {"selector": {"text": None}, "required": True},
     "day": {"selector": {"number": {"min": 1, "max": 31}}, "required": True},
 }
-
-
-@pytest.fixture
-async def task_entity(hass: HomeAssistant, config_entry: MockConfigEntry) -> str:
-    """The entity of an AI task subentry added to the stand-in's entry."""
-    hass.config_entries.async_add_subentry(
-        config_entry,
-        ai_task_subentry(),
-    )
-    assert await hass.config_entries.async_setup(config_entry.entry_id)
-    await hass.async_block_till_done()
-    (subentry_id,) = [
-        s.subentry_id
-        for s in config_entry.subentries.values()
-        if s.subentry_type == SUBENTRY_AI_TASK
-    ]
-    entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)
-    assert entity_id is not None
-    return entity_id
-
-
-def ai_task_subentry() -> ConfigSubentry:
-    return ConfigSubentry(
-        data=DEFAULT_AI_TASK_OPTIONS | {CONF_MODEL: MODEL_ID},
-        subentry_type=SUBENTRY_AI_TASK,
-        title="Tasks",
-        unique_id=None,
-    )
 
 
 async def test_generate_text(
@@ -121,7 +93,9 @@ async def test_invalid_structured_answer_is_an_error(
     answer: str,
 ) -> None:
     llama_server.script = [text_reply(answer)]
-    with pytest.raises(HomeAssistantError, match=r"'birthday' \(invalid_output\)"):
+    with pytest.raises(
+        HomeAssistantError, match="The model's answer for birthday was not what"
+    ) as caught:
         await hass.services.async_call(
             ai_task.DOMAIN,
             "generate_data",
@@ -134,6 +108,7 @@ async def test_invalid_structured_answer_is_an_error(
             blocking=True,
             return_response=True,
         )
+    assert caught.value.translation_key == "generation_invalid_output"
     assert hass.states.get(task_entity) is not None
 
 

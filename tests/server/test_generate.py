@@ -12,6 +12,7 @@ from custom_components.desktop_assistant.server.activity import ServerActivity
 from custom_components.desktop_assistant.server.client import LlamaServerClient
 from custom_components.desktop_assistant.server.generate import (
     GenerationCancelled,
+    GenerationRefused,
     GenerationTimeout,
     GenerationUnavailable,
     Generator,
@@ -173,10 +174,22 @@ async def test_refused_request_is_not_retried(
         ),
         text_reply("never read"),
     ]
-    with pytest.raises(GenerationUnavailable, match="schema conversion failed"):
+    with pytest.raises(GenerationRefused, match="schema conversion failed") as caught:
         await generator(hass, llama_server.url).async_generate(
             MESSAGES, structure=BIRTHDAY
         )
+    assert caught.value.kind == "refused"
+    assert len(llama_server.chat_requests) == 1
+
+
+async def test_refused_key_is_refused_without_retry(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    llama_server.api_key = "the-right-key"
+    llama_server.script = [text_reply("never read")]
+    with pytest.raises(GenerationRefused, match="refused the API key") as caught:
+        await generator(hass, llama_server.url).async_generate(MESSAGES)
+    assert caught.value.kind == "refused"
     assert len(llama_server.chat_requests) == 1
 
 

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import aiohttp
 
 from ..const import CONNECT_TIMEOUT
+from .credentials import without_credentials
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ class LlamaServerClient:
         except TimeoutError as err:
             raise ServerTimeout from err
         except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
-            raise CannotConnect(str(err)) from err
+            raise CannotConnect(without_credentials(str(err))) from err
         except aiohttp.ClientError as err:
             # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
             raise NotOpenAICompatible(f"not an HTTP answer: {err}") from err
@@ -165,7 +166,7 @@ class LlamaServerClient:
         except aiohttp.ClientPayloadError as err:
             raise StreamCut(str(err)) from err
         except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
-            raise CannotConnect(str(err)) from err
+            raise CannotConnect(without_credentials(str(err))) from err
         except aiohttp.ClientError as err:
             # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
             raise NotOpenAICompatible(f"not an HTTP answer: {err}") from err
@@ -184,7 +185,10 @@ class LlamaServerClient:
                 url, json=payload, headers=self.headers, timeout=limits
             )
         except aiohttp.ServerDisconnectedError:
-            _LOGGER.debug("%s closed a kept-alive connection; sending again", url)
+            _LOGGER.debug(
+                "%s closed a kept-alive connection; sending again",
+                without_credentials(url),
+            )
             return await self.session.post(
                 url, json=payload, headers=self.headers, timeout=limits
             )

@@ -18,23 +18,34 @@ from typing import Any
 from homeassistant.helpers import llm
 import probatio as vol
 
+from ..const import CHARS_PER_TOKEN
 from .activity import ServerActivity
 from .client import (
     CannotConnect,
     InvalidAuth,
     LlamaServerClient,
-    NotOpenAICompatible,
+    LlamaServerError,
     ServerFailed,
     ServerTimeout,
     StreamCut,
     UnreadableAnswer,
 )
+from .credentials import without_credentials
+from .request import chat_payload
+from .stream import Answer
 
 _LOGGER = logging.getLogger(__name__)
 
 DEFAULT_ATTEMPT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 2
 DEFAULT_RETRY_WAIT = 1.0
+# The longest answer accepted, in characters per token of `max_tokens`. A
+# token averages CHARS_PER_TOKEN characters; eight times that leaves room for
+# tokens of long words and runs of spaces, and an answer longer than this did
+# not come from `max_tokens` tokens: it is refused before it is parsed.
+ANSWER_CHARS_PER_TOKEN = 8 * CHARS_PER_TOKEN
+# HTTP 503: llama-server is loading the model or has no free slot.
+BUSY = 503
 
 
 class GenerationError(Exception):
@@ -44,9 +55,15 @@ class GenerationError(Exception):
 
 
 class GenerationUnavailable(GenerationError):
-    """The server could not be reached or refused the request."""
+    """The server could not be reached, or stayed busy through the retries."""
 
     kind = "unavailable"
+
+
+class GenerationRefused(GenerationError):
+    """The server answered the request with an error; the message says which."""
+
+    kind = "refused"
 
 
 class InvalidOutput(GenerationError):
@@ -83,6 +100,14 @@ class Generation:
     timings: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class _Reply:
+    """One attempt's answer: its text and llama-server's timings."""
+
+    text: str
+    timings: dict[str, Any]
+
+
 @dataclass(slots=True)
 class Generator:
     """Generates text or JSON with one model of one llama-server."""
@@ -114,90 +139,69 @@ class Generator:
         Raises a GenerationError subclass; faults of the connection are tried
         again `retries` times, `retry_wait` seconds apart and doubling.
         """
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "stream": True,
-            "cache_prompt": True,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
+        response_format = None
         if structure is not None:
-            payload["response_format"] = {
+            response_format = {
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": json_schema(structure)},
             }
-        if self.slot is not None:
-            payload["id_slot"] = self.slot
+        payload = chat_payload(
+            self.model,
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            response_format=response_format,
+            slot=self.slot,
+        )
         started = time.monotonic()
-        attempt = 0
-        while True:
-            if self.yield_to is not None:
-                await _wait_or_cancel(self.yield_to.idle, cancel)
-            attempt += 1
-            try:
-                text, timings = await self._async_attempt(payload, cancel)
-            except _Interrupted:
-                _LOGGER.debug("A conversation started; generating again after it")
-                attempt -= 1
-                continue
-            except TRANSIENT as err:
-                if attempt > self.retries:
-                    raise GenerationUnavailable(
-                        f"{type(err).__name__}: {err} ({attempt} attempts)"
-                    ) from err
-                await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
-                continue
-            except ServerFailed as err:
-                if err.status is not None and err.status >= 500:
-                    if attempt > self.retries:
-                        raise GenerationUnavailable(
-                            f"{err} ({attempt} attempts)"
-                        ) from err
-                    await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
-                    continue
-                raise GenerationUnavailable(str(err)) from err
-            except (InvalidAuth, NotOpenAICompatible) as err:
-                raise GenerationUnavailable(f"{type(err).__name__}: {err}") from err
-            break
-        data = text if structure is None else parse_structured(text, structure)
+        reply, attempts = await self._async_attempts(payload, cancel)
+        data = (
+            reply.text if structure is None else parse_structured(reply.text, structure)
+        )
         seconds = time.monotonic() - started
         _LOGGER.debug(
             "Generated %s with %s in %.1f s (%d attempts), prompt_n=%s predicted_n=%s",
             name,
             self.model,
             seconds,
-            attempt,
-            timings.get("prompt_n"),
-            timings.get("predicted_n"),
+            attempts,
+            reply.timings.get("prompt_n"),
+            reply.timings.get("predicted_n"),
         )
-        return Generation(data, attempt, seconds, timings)
+        return Generation(data, attempts, seconds, reply.timings)
+
+    async def _async_attempts(
+        self, payload: dict[str, Any], cancel: asyncio.Event | None
+    ) -> tuple[_Reply, int]:
+        """Return the first answer and its attempt; a fault that passes is retried."""
+        attempt = 1
+        while True:
+            try:
+                return await self._async_attempt_in_turn(payload, cancel), attempt
+            except LlamaServerError as err:
+                if attempt > self.retries or not _passes(err):
+                    raise _generation_error(err, attempt) from err
+            await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
+            attempt += 1
+
+    async def _async_attempt_in_turn(
+        self, payload: dict[str, Any], cancel: asyncio.Event | None
+    ) -> _Reply:
+        """Make one attempt while no conversation runs; repeat it if one starts."""
+        while True:
+            if self.yield_to is not None:
+                await _wait_or_cancel(self.yield_to.idle, cancel)
+            try:
+                return await self._async_attempt(payload, cancel)
+            except _Interrupted:
+                _LOGGER.debug("A conversation started; generating again after it")
 
     async def _async_attempt(
         self, payload: dict[str, Any], cancel: asyncio.Event | None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> _Reply:
         """Stream one answer; the whole attempt is bounded by `attempt_timeout`."""
+        answer = Answer()
         pieces: list[str] = []
-        timings: dict[str, Any] = {}
-        finish: list[str] = []
-
-        async def read() -> None:
-            # The attempt's own bound is `attempt_timeout`, raced below.
-            async for chunk in self.client.async_stream_chat(
-                payload, self.attempt_timeout, None
-            ):
-                if chunk is None:
-                    # An event that was not JSON: what is missing makes the
-                    # answer fail its check.
-                    continue
-                if isinstance(timings_part := chunk.get("timings"), dict):
-                    timings.update(timings_part)
-                for choice in chunk.get("choices") or ():
-                    if piece := (choice.get("delta") or {}).get("content"):
-                        pieces.append(piece)
-                    if reason := choice.get("finish_reason"):
-                        finish.append(reason)
-
         stops: list[tuple[asyncio.Event, type[Exception]]] = []
         if cancel is not None:
             stops.append((cancel, GenerationCancelled))
@@ -205,16 +209,60 @@ class Generator:
             stops.append((self.yield_to.busy, _Interrupted))
         try:
             async with asyncio.timeout(self.attempt_timeout):
-                await _race(read(), stops)
+                await _race(self._async_read(payload, answer, pieces), stops)
         except TimeoutError as err:
             raise GenerationTimeout(
                 f"no full answer within {self.attempt_timeout:g} s"
             ) from err
         except ServerTimeout as err:
             raise GenerationTimeout(str(err)) from err
-        if finish and finish[-1] == "length":
+        if answer.finish_reason == "length":
             raise InvalidOutput(f"the answer was cut at {payload['max_tokens']} tokens")
-        return "".join(pieces), timings
+        if not pieces and answer.malformed:
+            raise InvalidOutput(
+                f"the answer held {answer.malformed} malformed parts and no text"
+            )
+        return _Reply("".join(pieces), answer.timings)
+
+    async def _async_read(
+        self, payload: dict[str, Any], answer: Answer, pieces: list[str]
+    ) -> None:
+        """Read the stream into `pieces` through `answer`, refusing a flood."""
+        limit = payload["max_tokens"] * ANSWER_CHARS_PER_TOKEN
+        size = 0
+        # The attempt's own bound is `attempt_timeout`, raced by the caller.
+        async for chunk in self.client.async_stream_chat(
+            payload, self.attempt_timeout, None
+        ):
+            for delta in answer.read(chunk):
+                if text := delta.get("content"):
+                    size += len(text)
+                    if size > limit:
+                        raise InvalidOutput(
+                            f"the answer is over {limit} characters, more than "
+                            f"{payload['max_tokens']} tokens can hold"
+                        )
+                    pieces.append(text)
+
+
+def _passes(err: LlamaServerError) -> bool:
+    """Whether a fault may pass: unreachable, cut, or a server error (5xx)."""
+    if isinstance(err, TRANSIENT):
+        return True
+    return isinstance(err, ServerFailed) and (err.status or 0) >= 500
+
+
+def _generation_error(err: LlamaServerError, attempts: int) -> GenerationError:
+    """Return the typed failure of a fault, naming what happened, credentials cut."""
+    message = without_credentials(str(err))
+    tried = f" ({attempts} attempts)" if attempts > 1 else ""
+    if isinstance(err, ServerFailed) and err.status != BUSY:
+        return GenerationRefused(f"llama-server refused the request: {message}{tried}")
+    if isinstance(err, InvalidAuth):
+        return GenerationRefused("llama-server refused the API key")
+    if isinstance(err, ServerFailed):
+        return GenerationUnavailable(f"{message}{tried}")
+    return GenerationUnavailable(f"{type(err).__name__}: {message}{tried}")
 
 
 class _Interrupted(Exception):
@@ -282,9 +330,16 @@ def parse_structured(text: str, structure: vol.Schema | Callable[[Any], Any]) ->
     """Return the answer's JSON, valid for `structure`, or raise InvalidOutput."""
     try:
         data = json.loads(text)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:
+        # RecursionError: thousands of nested brackets.
         raise InvalidOutput(f"the answer is not JSON ({err}): {text[:200]!r}") from err
     try:
         return structure(data)
     except vol.Invalid as err:
         raise InvalidOutput(f"the answer does not match the schema: {err}") from err
+    except (TypeError, AttributeError, ValueError, RecursionError) as err:
+        # A selector's validator given a value of another type (a number
+        # where a `trigger` selector expects a list) raises these.
+        raise InvalidOutput(
+            f"the answer does not match the schema: {type(err).__name__}: {err}"
+        ) from err

@@ -1,4 +1,8 @@
-"""One reader of llama-server's streamed chat chunks: text, thinking and tool calls."""
+"""One reader of llama-server's streamed chat chunks.
+
+Text, thinking, tool calls, the finish reason and the timings, for the
+agent's tool loop and for structured generation alike.
+"""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,16 +32,26 @@ class Answer:
 
     Fragments with an integer `index` are pieces of that call; a fragment
     without one (missing, null, a string) is a call of its own, never merged.
-    Parts of a chunk of the wrong type are skipped and counted in `malformed`.
+    A chunk that is not an object (the client's None), and parts of a chunk
+    of the wrong type, are skipped and counted in `malformed`.
     """
 
     calls: list[ToolCallFragments] = field(default_factory=list)
     by_index: dict[int, ToolCallFragments] = field(default_factory=dict)
     malformed: int = 0
+    # The last finish reason a choice gave ("stop", "length", "tool_calls").
+    finish_reason: str | None = None
+    # llama-server's timings (token counts and speeds), from the last chunk.
+    timings: dict[str, Any] = field(default_factory=dict)
 
-    def read(self, chunk: Mapping[str, Any]) -> list[Delta]:
-        """Return the chunk's text and thinking as deltas; keep its tool calls."""
+    def read(self, chunk: Mapping[str, Any] | None) -> list[Delta]:
+        """Return the chunk's text and thinking as deltas; keep the rest."""
         deltas: list[Delta] = []
+        if not isinstance(chunk, Mapping):
+            self.malformed += 1
+            return deltas
+        if isinstance(timings := chunk.get("timings"), dict):
+            self.timings.update(timings)
         choices = chunk.get("choices")
         if choices is None:
             return deltas
@@ -45,22 +59,32 @@ class Answer:
             self.malformed += 1
             return deltas
         for choice in choices:
-            delta = choice.get("delta") if isinstance(choice, dict) else choice
-            if delta is None:
-                continue
-            if not isinstance(delta, dict):
-                self.malformed += 1
-                continue
-            if text := self._text(delta.get("content")):
-                deltas.append({"content": text})
-            if thinking := self._text(delta.get("reasoning_content")):
-                deltas.append({"thinking_content": thinking})
-            fragments = delta.get("tool_calls")
-            if isinstance(fragments, list):
-                for fragment in fragments:
-                    self._add_fragment(fragment)
-            elif fragments is not None:
-                self.malformed += 1
+            deltas += self._read_choice(choice)
+        return deltas
+
+    def _read_choice(self, choice: object) -> list[Delta]:
+        """Return one choice's text and thinking; keep its calls and finish reason."""
+        if not isinstance(choice, dict):
+            self.malformed += 1
+            return []
+        self._finish(choice.get("finish_reason"))
+        delta = choice.get("delta")
+        if delta is None:
+            return []
+        if not isinstance(delta, dict):
+            self.malformed += 1
+            return []
+        deltas: list[Delta] = []
+        if text := self._text(delta.get("content")):
+            deltas.append({"content": text})
+        if thinking := self._text(delta.get("reasoning_content")):
+            deltas.append({"thinking_content": thinking})
+        fragments = delta.get("tool_calls")
+        if isinstance(fragments, list):
+            for fragment in fragments:
+                self._add_fragment(fragment)
+        elif fragments is not None:
+            self.malformed += 1
         return deltas
 
     def named_calls(self) -> list[ToolCallFragments]:
@@ -68,6 +92,12 @@ class Answer:
         named = [call for call in self.calls if call.name]
         self.malformed += len(self.calls) - len(named)
         return named
+
+    def _finish(self, reason: object) -> None:
+        if isinstance(reason, str) and reason:
+            self.finish_reason = reason
+        elif reason is not None:
+            self.malformed += 1
 
     def _text(self, value: object) -> str:
         if value is None or isinstance(value, str):

@@ -18,11 +18,18 @@ or `YYYY-MM-DD all day summary`; an event longer than a day ends with
 RDATE, EXDATE, RECURRENCE-ID overrides, VTIMEZONE rules) is expanded by
 icalendar and recurring-ical-events, the integration's requirements.
 
-A hostile or broken file costs bounded time and hides nothing else: each
-file gets at most FILE_SECONDS (all together BUDGET_SECONDS, below the
-tool's timeout), files with rules repeating more often than daily are read
-last, and an event repeating more than MAX_REPEATS times in the asked days
-is one line, `... (and N more until ...)`. A skipped file is named on stderr.
+A hostile or broken file costs bounded work and hides nothing else: before
+expanding, each event's rules are counted (an upper bound of the occurrences
+the expansion steps through from DTSTART to the end of the asked days, from
+FREQ, INTERVAL, the BY parts that add occurrences, UNTIL, and COUNT when no
+BY part filters); an event above MAX_EVENT_OCCURRENCES, or above what is left
+of TOTAL_OCCURRENCES for all files together, is skipped (with its overrides)
+and named on stderr with its file. The answer depends on the files and the
+days asked, never on how busy the machine is. BUDGET_SECONDS, far above what
+the counts allow, only guards against a cost the counts miss (files with
+rules repeating more often than daily are read last). An event repeating
+more than MAX_REPEATS times in the asked days is one line,
+`... (and N more until ...)`. A broken file is skipped and named on stderr.
 """
 
 # helperlib takes this folder off the import path: this file is named like the
@@ -47,14 +54,32 @@ import recurring_ical_events
 
 DEFAULT_DIR = "~/.local/share/calendars"
 MAX_DAYS = 366
-# Seconds one file may take to read and expand, and all files together
-# (calendar.toml gives the tool 15).
-FILE_SECONDS = 2.0
-BUDGET_SECONDS = 10.0
+# Occurrences the expansion may step through for one event (a year of a
+# minutely rule is 525,600), and for all events of all files: about 130,000
+# a second on a quiet machine, so a few seconds on a busy one, within the
+# tool's timeout; the total holds some 75 daily events begun ten years ago.
+MAX_EVENT_OCCURRENCES = 50_000
+TOTAL_OCCURRENCES = 300_000
+# A last resort for a cost the counts miss; calendar.toml gives the tool 15.
+BUDGET_SECONDS = 12.0
 # Occurrences of one event listed one by one; more become one line.
 MAX_REPEATS = 31
 # Rules that can give thousands of occurrences a day.
 FREQUENT = re.compile(rb"FREQ=(SECONDLY|MINUTELY|HOURLY)", re.IGNORECASE)
+DAY = 86_400
+# The shortest time between two steps of each frequency, in seconds.
+PERIODS = {
+    "SECONDLY": 1,
+    "MINUTELY": 60,
+    "HOURLY": 3_600,
+    "DAILY": DAY,
+    "WEEKLY": 7 * DAY,
+    "MONTHLY": 28 * DAY,
+    "YEARLY": 365 * DAY,
+}
+# BY parts finer than a rule's frequency multiply the occurrences of each
+# step (the days of a weekly, monthly or yearly step: `days_per_step`).
+TIME_PARTS = {"BYHOUR": 3_600, "BYMINUTE": 60, "BYSECOND": 1}
 
 
 @dataclass(frozen=True, order=True)
@@ -119,20 +144,35 @@ def event_lines(root: Path, start: date, days: int, zone: tzinfo | None) -> list
         local_midnight(start + timedelta(days=days), zone),
     )
     deadline = clock() + BUDGET_SECONDS
+    budget = Budget(TOTAL_OCCURRENCES)
     lines: set[Line] = set()
     for path, data in calendar_files(root):
         name = path.relative_to(root)
-        seconds = min(FILE_SECONDS, deadline - clock())
         try:
-            if seconds <= 0:
+            if clock() >= deadline:
                 raise OutOfTime
-            with time_limit(seconds):
-                lines.update(file_lines(data, span, zone))
+            with time_limit(deadline - clock()):
+                lines.update(file_lines(data, span, zone, Source(str(name), budget)))
         except OutOfTime:
             print(f"skipped {name}: out of time expanding its events", file=sys.stderr)
         except Exception as err:  # A broken file must not hide the others.
             print(f"skipped {name}: {err}", file=sys.stderr)
     return [line.text for line in sorted(lines)]
+
+
+@dataclass
+class Budget:
+    """The occurrences all files together may still expand."""
+
+    left: int
+
+
+@dataclass(frozen=True)
+class Source:
+    """The file being read, named as stderr names it, and the shared budget."""
+
+    name: str
+    budget: Budget
 
 
 def calendar_files(root: Path) -> list[tuple[Path, bytes]]:
@@ -149,10 +189,11 @@ def calendar_files(root: Path) -> list[tuple[Path, bytes]]:
 
 
 def file_lines(
-    data: bytes, span: tuple[datetime, datetime], zone: tzinfo | None
+    data: bytes, span: tuple[datetime, datetime], zone: tzinfo | None, source: Source
 ) -> list[Line]:
     """Return one file's lines; an event repeating too often is one line."""
     calendar = icalendar.Calendar.from_ical(data)
+    skip_floods(calendar, span[1], zone, source)
     series: dict[str, list[Line]] = {}
     for event in recurring_ical_events.of(calendar).between(*span):
         if str(event.get("STATUS", "")).upper() != "CANCELLED":
@@ -169,6 +210,100 @@ def file_lines(
         more = f" (and {len(occurrences) - 1} more until {until})"
         lines.append(replace(first, text=first.text + more))
     return lines
+
+
+def skip_floods(
+    calendar: Any, end: datetime, zone: tzinfo | None, source: Source
+) -> None:
+    """Take out of `calendar` the events whose expansion would cost too much."""
+    skipped: set[str] = set()
+    for event in calendar.walk("VEVENT"):
+        key = str(event.get("UID") or event.get("SUMMARY", ""))
+        if key in skipped:
+            continue
+        steps = occurrences_up_to(event, end, zone)
+        if steps > MAX_EVENT_OCCURRENCES:
+            limit = f"more than {MAX_EVENT_OCCURRENCES}"
+        elif steps > source.budget.left:
+            limit = (
+                f"more than the {source.budget.left} left of the "
+                f"{TOTAL_OCCURRENCES} for all files"
+            )
+        else:
+            source.budget.left -= steps
+            continue
+        skipped.add(key)
+        summary = " ".join(str(event.get("SUMMARY", "")).split()) or "(no title)"
+        print(
+            f"skipped event {summary!r} in {source.name}: it repeats up to {steps} "
+            f"times from its start to the days asked, {limit}",
+            file=sys.stderr,
+        )
+    calendar.subcomponents = [
+        component
+        for component in calendar.subcomponents
+        if component.name != "VEVENT"
+        or str(component.get("UID") or component.get("SUMMARY", "")) not in skipped
+    ]
+
+
+def occurrences_up_to(event: Any, end: datetime, zone: tzinfo | None) -> int:
+    """Return an upper bound of the occurrences expanding `event` to `end` gives."""
+    rules = [*as_list(event.get("RRULE")), *as_list(event.get("EXRULE"))]
+    if not rules:
+        return 1
+    start = as_moment(event.decoded("DTSTART"), zone)
+    return sum(rule_steps(rule, start, end, zone) for rule in rules)
+
+
+def rule_steps(rule: Any, start: datetime, end: datetime, zone: tzinfo | None) -> int:
+    """Return an upper bound of the occurrences one rule gives from start to end."""
+    period = PERIODS[str(rule["FREQ"][0]).upper()]
+    step = period * max(1, int(rule.get("INTERVAL", [1])[0]))
+    per_step = days_per_step(rule, period)
+    for part, size in TIME_PARTS.items():
+        if period > size and part in rule:
+            per_step *= len(rule[part])
+    if "UNTIL" in rule:
+        end = min(end, as_moment(rule["UNTIL"][0], zone))
+    steps = (max(0, int((end - start).total_seconds())) // step + 1) * per_step
+    if "COUNT" in rule and not any(part.startswith("BY") for part in rule):
+        return min(steps, int(rule["COUNT"][0]))
+    return steps
+
+
+def days_per_step(rule: Any, period: int) -> int:
+    """Return at most how many days a weekly, monthly or yearly step gives."""
+    if period <= DAY:
+        return 1
+    # Each weekday comes at most five times a month.
+    in_month = len(rule.get("BYMONTHDAY", ())) or 5 * len(rule.get("BYDAY", ())) or 1
+    if period == PERIODS["WEEKLY"]:
+        return len(rule.get("BYDAY", ())) or 1
+    if period == PERIODS["MONTHLY"]:
+        return min(31, in_month)
+    if "BYYEARDAY" in rule or "BYWEEKNO" in rule:
+        return 366
+    # BYMONTHDAY or BYDAY without BYMONTH mean every month of the year.
+    every_month = "BYMONTHDAY" in rule or "BYDAY" in rule
+    months = len(rule.get("BYMONTH", ())) or (12 if every_month else 1)
+    return min(366, months * in_month)
+
+
+def as_list(value: Any) -> list[Any]:
+    """Return a property that may appear once or more as a list."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def as_moment(value: date | datetime, zone: tzinfo | None) -> datetime:
+    """Return a date, floating or zoned time as an aware datetime, to compare."""
+    if not isinstance(value, datetime):
+        return local_midnight(value, zone)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=zone) if zone else value.astimezone()
+    return value
 
 
 def local_midnight(day: date, zone: tzinfo | None) -> datetime:

@@ -1,0 +1,49 @@
+"""An AI task entity on the stand-in's entry, for the tests of this folder."""
+
+from typing import Any
+
+from homeassistant.config_entries import ConfigSubentry
+from homeassistant.const import CONF_MODEL
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.desktop_assistant.const import (
+    DEFAULT_AI_TASK_OPTIONS,
+    DOMAIN,
+    SUBENTRY_AI_TASK,
+)
+from tests.harness.llama_server import MODEL_ID
+
+
+@pytest.fixture
+def task_options() -> dict[str, Any]:
+    """The AI task subentry's options; tests override it with parametrize."""
+    return DEFAULT_AI_TASK_OPTIONS | {CONF_MODEL: MODEL_ID}
+
+
+@pytest.fixture
+async def task_entity(
+    hass: HomeAssistant, config_entry: MockConfigEntry, task_options: dict[str, Any]
+) -> str:
+    """The entity of an AI task subentry added to the stand-in's entry."""
+    hass.config_entries.async_add_subentry(
+        config_entry,
+        ConfigSubentry(
+            data=task_options,
+            subentry_type=SUBENTRY_AI_TASK,
+            title="Tasks",
+            unique_id=None,
+        ),
+    )
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    (subentry_id,) = [
+        s.subentry_id
+        for s in config_entry.subentries.values()
+        if s.subentry_type == SUBENTRY_AI_TASK
+    ]
+    entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)
+    assert entity_id is not None
+    return entity_id
