@@ -56,12 +56,12 @@ from custom_components.desktop_assistant.record import (
     Record,
     database,
 )
+from custom_components.desktop_assistant.record.conversation_record import TurnRecording
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
     Entry,
     TurnWrite,
 )
-from custom_components.desktop_assistant.record.recorder import TurnRecording
 from custom_components.desktop_assistant.runtime import DATA_RECORD
 from custom_components.desktop_assistant.store import transaction
 from tests.harness.agent_entry import (
