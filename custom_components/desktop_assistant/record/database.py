@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any, Final
 
 from ..store import transaction
+from ..text import valid_unicode
 from .models import Entry, TurnWrite
 from .search import argument_values
 
@@ -23,18 +24,8 @@ CONVERSATION_COLUMNS: Final = f"""
 
 
 def storable(text: str | None) -> str | None:
-    """Text as SQLite can hold it: a lone surrogate becomes U+FFFD.
-
-    A model's JSON escape of half a surrogate pair decodes to a code point
-    that UTF-8 cannot write; the rest of the text is kept as it is.
-    """
-    if text is None or text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+    """Text as SQLite can hold it (see `valid_unicode`)."""
+    return None if text is None else valid_unicode(text)
 
 
 def iso(timestamp: float | None) -> str | None:
