@@ -36,61 +36,48 @@ Run: scripts/bench versus_core [--runs 5]
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 import contextlib
 from dataclasses import dataclass, field
 import json
 from pathlib import Path
-import shutil
 import tempfile
 from typing import Any, Self
 
 import aiohttp
 from aiohttp import web
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_PROMPT
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er, llm
+from homeassistant.helpers import llm
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from benchmarks.prompt_cache import empty_the_cache
+from benchmarks.versus_agents import (
+    AGENTS,
+    MAX_TOKENS,
+    TOOL_CALL,
+    add_agents,
+    copy_example_tools,
+)
+from benchmarks.versus_faults import measure_faults, print_faults
 from custom_components.desktop_assistant.const import (
-    CONF_MAX_TOKENS,
-    CONF_TEMPERATURE,
-    DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
-from tests.harness.agent_entry import async_add_agent
 from tests.harness.home_assistant import (
-    Answer,
     converse,
     median_p95,
     running_home_assistant,
 )
 from tests.harness.llama_server import (
-    MODEL_ID,
-    LlamaServerStandIn,
-    Reply,
-    chunk,
     final_chunk,
-    serve,
     sse,
-    text_reply,
     tool_call_reply,
 )
 from tests.harness.ports import free_port
 from tests.harness.real_engines import RealLlamaServer, start_llama_server
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
-CORE = "llama_cpp"
-AGENTS = ("core", "ours")
-# Both agents write at most this many tokens per answer, at temperature 0.
-MAX_TOKENS = 16
 # Seconds between a turn's answer and the next question: a person takes
 # longer, and the clock HA puts in a system prompt counts seconds.
 PAUSE = 1.1
-# The tool call the proxy puts in place of the tool turn's first answer.
-TOOL_CALL = (f"{DOMAIN}__now", "{}")
 
 
 @dataclass(frozen=True)
@@ -234,70 +221,6 @@ class RecordingProxy:
                 await runner.cleanup()
 
 
-async def add_core_agent(
-    hass: HomeAssistant, url: str, api: list[str], max_tokens: int
-) -> str:
-    """Set up HA's llama_cpp agent as its config flow would; return its entity id.
-
-    The flow stores `streaming: true` for a server that streams, as
-    llama-server does.
-    """
-    entry = MockConfigEntry(
-        domain=CORE,
-        title=url,
-        data={"base_url": url, "streaming": True},
-        subentries_data=[
-            {
-                "subentry_type": "conversation",
-                "title": MODEL_ID,
-                "data": {
-                    "recommended": False,
-                    CONF_LLM_HASS_API: api,
-                    CONF_PROMPT: llm.DEFAULT_INSTRUCTIONS_PROMPT,
-                    "chat_model": MODEL_ID,
-                    "max_tokens": max_tokens,
-                    "temperature": 0.0,
-                    "top_p": 1.0,
-                },
-                "unique_id": None,
-            }
-        ],
-    )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    (subentry_id,) = entry.subentries
-    entity_id = er.async_get(hass).async_get_entity_id(
-        "conversation", CORE, subentry_id
-    )
-    assert entity_id is not None
-    return entity_id
-
-
-async def add_agents(
-    hass: HomeAssistant, url: str, api: list[str], max_tokens: int = MAX_TOKENS
-) -> dict[str, str]:
-    """Both agents for the server at `url`, offering `api`; name -> entity id."""
-    _, ours = await async_add_agent(
-        hass,
-        url,
-        DEFAULT_AGENT_OPTIONS
-        | {
-            CONF_MODEL: MODEL_ID,
-            CONF_LLM_HASS_API: api,
-            CONF_TEMPERATURE: 0.0,
-            CONF_MAX_TOKENS: max_tokens,
-        },
-    )
-    return {"core": await add_core_agent(hass, url, api, max_tokens), "ours": ours}
-
-
-async def copy_example_tools(hass: HomeAssistant) -> None:
-    """Put examples/tools/ into the config folder, before the integration loads."""
-    await hass.async_add_executor_job(
-        shutil.copytree, EXAMPLES, Path(hass.config.path(DOMAIN, "tools"))
-    )
-
-
 async def run_session(
     hass: HomeAssistant, proxy: RecordingProxy, agent_id: str
 ) -> list[Sample]:
@@ -399,156 +322,6 @@ def print_sessions(title: str, results: SessionResults) -> None:
 
 
 # --- The fault matrix -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A fault of the server or the model, and the question it spoils."""
-
-    name: str
-    question: str
-    # The stand-in's answers to the question's requests.
-    script: Callable[[], list[Reply]] = list
-    # Answers once the script is used up (a model that never stops calling tools).
-    reply_to: Callable[[dict[str, Any]], Reply] | None = None
-    server_down: bool = False
-
-
-def cut_reply() -> list[Reply]:
-    """An answer whose connection drops after a few words."""
-    events = [
-        sse(chunk({"role": "assistant", "content": None})),
-        sse(chunk({"content": "Tomorrow in Rome it will "})),
-        sse(chunk({"content": "be"})),
-    ]
-    return [Reply(events=events, cut=True)]
-
-
-def always_a_tool(body: dict[str, Any]) -> Reply:
-    """A model that calls a tool whenever tools are offered."""
-    if body.get("tools"):
-        return tool_call_reply(TOOL_CALL)
-    return text_reply("It is ten past two.")
-
-
-FAULTS = (
-    Fault(
-        "malformed tool arguments",
-        "Will it rain in Rome tomorrow?",
-        lambda: [
-            tool_call_reply(
-                (f"{DOMAIN}__weather", '{"place": "Rome", "when": tomorrow')
-            ),
-            text_reply("Sorry, I could not check the weather."),
-        ],
-    ),
-    Fault(
-        "an unknown tool",
-        "Turn on the porch lights.",
-        lambda: [
-            tool_call_reply((f"{DOMAIN}__lights", '{"state": "on"}')),
-            text_reply("I have no way to control the porch lights."),
-        ],
-    ),
-    Fault(
-        "two parallel tool calls",
-        "What time and date is it?",
-        lambda: [
-            tool_call_reply(TOOL_CALL, ("llm__GetDateTime", "{}")),
-            text_reply("It is ten past two on Monday."),
-        ],
-    ),
-    Fault("the server down", "What time is it?", server_down=True),
-    Fault("the stream cut mid-answer", "Will it rain in Rome tomorrow?", cut_reply),
-    Fault("the round limit", "What time is it?", reply_to=always_a_tool),
-)
-NEXT_ANSWER = "Yes, I am still here."
-
-
-@dataclass
-class FaultOutcome:
-    """What the person got from a fault, and from the question after it."""
-
-    heard: str
-    tool_results: str
-    next_works: bool
-    seconds: float
-
-
-def heard(answer: Answer) -> str:
-    """What the person hears from an answer."""
-    if answer.error is not None:
-        return (
-            f"nothing (raises {type(answer.error).__name__}: {str(answer.error)[:80]})"
-        )
-    return f'"{answer.speech}"' + (" (error response)" if answer.is_error else "")
-
-
-def results_text(answer: Answer) -> str:
-    """The tool results of the turn, in short."""
-    if not answer.tool_results:
-        return "none"
-    return ", ".join(
-        ("error" if item.result.error else "ok") for item in answer.tool_results
-    )
-
-
-async def run_fault(
-    hass: HomeAssistant, stand_in: LlamaServerStandIn, agent_id: str, fault: Fault
-) -> FaultOutcome:
-    """Spoil a question with the fault, then ask another in the same conversation."""
-    stand_in.script = fault.script()
-    stand_in.reply_to = fault.reply_to
-    port = stand_in.port
-    if fault.server_down:
-        await stand_in.stop()
-    answer = await converse(hass, agent_id, fault.question, None)
-    if fault.server_down:
-        await stand_in.start(port)
-    stand_in.script = [text_reply(NEXT_ANSWER)]
-    stand_in.reply_to = None
-    after = await converse(
-        hass, agent_id, "Are you still there?", answer.conversation_id
-    )
-    return FaultOutcome(
-        heard(answer),
-        results_text(answer),
-        after.error is None and after.speech == NEXT_ANSWER,
-        answer.seconds,
-    )
-
-
-async def measure_faults(hass: HomeAssistant) -> dict[str, dict[str, FaultOutcome]]:
-    """Each fault, for each agent, against the scripted stand-in."""
-    outcomes: dict[str, dict[str, FaultOutcome]] = {}
-    async with serve(LlamaServerStandIn()) as stand_in:
-        agents = await add_agents(
-            hass, stand_in.url, [llm.LLM_API_ASSIST], max_tokens=1024
-        )
-        for fault in FAULTS:
-            outcomes[fault.name] = {
-                name: await run_fault(hass, stand_in, agents[name], fault)
-                for name in AGENTS
-            }
-    return outcomes
-
-
-def print_faults(outcomes: dict[str, dict[str, FaultOutcome]]) -> None:
-    """Print the fault matrix."""
-    print("\nFaults, against the scripted llama-server stand-in\n")
-    print(
-        "| fault | agent | the person hears | tool results "
-        "| next question answered | time (s) |"
-    )
-    print("| --- | --- | --- | --- | --- | --- |")
-    for fault, by_agent in outcomes.items():
-        for name, outcome in by_agent.items():
-            print(
-                f"| {fault if name == AGENTS[0] else ''} | {name} "
-                f"| {outcome.heard} | {outcome.tool_results} "
-                f"| {'yes' if outcome.next_works else '**no**'} "
-                f"| {outcome.seconds:.2f} |"
-            )
 
 
 async def main(runs: int) -> None:

@@ -184,3 +184,39 @@ def test_harness_imports_no_test_module() -> None:
         for path in python_files(ROOT / "tests" / "harness")
     }
     assert {path: found for path, found in offending.items() if found} == {}
+
+
+MAX_FUNCTION_LINES = 60
+MAX_FILE_LINES = 500
+PRODUCTION = ("custom_components", "wyoming_services", "benchmarks", "evaluation")
+
+
+def too_long(path: Path) -> list[str]:
+    """The file if it is over the limit, and each function over its limit."""
+    text = path.read_text()
+    found = []
+    if (lines := text.count("\n")) > MAX_FILE_LINES:
+        found.append(f"{lines} lines")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = node.end_lineno - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                found.append(f"{node.name}: {length} lines")
+    return found
+
+
+@pytest.mark.parametrize("folder", PRODUCTION)
+def test_functions_and_files_a_reader_can_hold(folder: str) -> None:
+    offending = {
+        str(path.relative_to(ROOT)): found
+        for path in python_files(ROOT / folder)
+        if (found := too_long(path))
+    }
+    assert {path: found for path, found in offending.items() if found} == {}
+
+
+def test_length_check_finds_a_long_function(tmp_path: Path) -> None:
+    long_function = tmp_path / "long.py"
+    body = "".join(f"    x{index} = {index}\n" for index in range(MAX_FUNCTION_LINES))
+    long_function.write_text(f"def long():\n{body}")
+    assert too_long(long_function) == [f"long: {MAX_FUNCTION_LINES + 1} lines"]
