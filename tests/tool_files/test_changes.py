@@ -91,6 +91,23 @@ async def test_offered_as_changing_tools(
     assert (read.read_only, read.destructive) == (True, False)
 
 
+ADMIN_ONLY = "Only an administrator can run the tool calendar_add"
+DENTIST_SLOTS = {"title": "Dentist", "start": f"{DAY} 10:30"}
+
+
+async def run_as(hass: HomeAssistant, context: Context) -> dict[str, Any]:
+    response = await hass.services.async_call(
+        DOMAIN,
+        "run_tool",
+        {"tool": "calendar_add", "arguments": DENTIST},
+        blocking=True,
+        return_response=True,
+        context=context,
+    )
+    assert response is not None
+    return response
+
+
 async def test_run_tool_runs_it_at_once(
     hass: HomeAssistant,
     folder: Path,
@@ -100,13 +117,8 @@ async def test_run_tool_runs_it_at_once(
 ) -> None:
     await setup_integration()
     caplog.set_level(logging.INFO)
-    response = await hass.services.async_call(
-        DOMAIN,
-        "run_tool",
-        {"tool": "calendar_add", "arguments": DENTIST},
-        blocking=True,
-        return_response=True,
-    )
+    # An automation's call: no user.
+    response = await run_as(hass, Context())
 
     assert response == {"result": ADDED}
     assert len(events(vdir)) == 1
@@ -136,23 +148,6 @@ async def test_intent_runs_it_at_once(
     # A read-only tool runs without that line.
     await intent.async_handle(hass, "test", "DesktopAssistantCalendar", {})
     assert not logged(caplog, "Running calendar for")
-
-
-ADMIN_ONLY = "Only an administrator can run the tool calendar_add"
-DENTIST_SLOTS = {"title": "Dentist", "start": f"{DAY} 10:30"}
-
-
-async def run_as(hass: HomeAssistant, context: Context) -> dict[str, Any]:
-    response = await hass.services.async_call(
-        DOMAIN,
-        "run_tool",
-        {"tool": "calendar_add", "arguments": DENTIST},
-        blocking=True,
-        return_response=True,
-        context=context,
-    )
-    assert response is not None
-    return response
 
 
 async def test_run_tool_refuses_a_user_who_is_no_administrator(
