@@ -111,13 +111,14 @@ async def test_diagnostics_count_conversations_without_their_text(
 async def test_a_lone_surrogate_from_the_model_is_stored_replaced(
     hass: HomeAssistant, agent: Agent
 ) -> None:
-    # The stand-in writes JSON as llama-server does: "\ud800" as an escape.
+    # The stand-in writes JSON as llama-server does: "\ud800" as an escape,
+    # an emoji as a whole pair of escapes, which stays an emoji.
     agent.server.script = [
         tool_call_reply(("weather", '{"place": "Rome\\ud800"}')),
-        text_reply("Sunny in Rome\ud800 today."),
+        text_reply("Sunny in Rome\ud800 today \U0001f600."),
     ]
     result = await agent.ask("Weather in Rome?")
-    assert speech(result) == "Sunny in Rome\ufffd today."
+    assert speech(result) == "Sunny in Rome\ufffd today \U0001f600."
     assert agent.weather.calls == [{"place": "Rome\ufffd"}]
 
     found = await stored(hass, result.conversation_id)
@@ -125,7 +126,7 @@ async def test_a_lone_surrogate_from_the_model_is_stored_replaced(
     user, call, reply = found["entries"]
     assert user["text"] == "Weather in Rome?"
     assert call["arguments"] == {"place": "Rome\ufffd"}
-    assert reply["text"] == "Sunny in Rome\ufffd today."
+    assert reply["text"] == "Sunny in Rome\ufffd today \U0001f600."
     # The writer lives on: the next turn is recorded too.
     agent.server.script = [text_reply("It is 14:05.")]
     following = await agent.ask("And the time?", result.conversation_id)
