@@ -223,4 +223,4 @@ def _is_finite_number(text: str) -> bool:
 
 
 def _article(param: Param) -> str:
-    return f"an {param.type}" if param.type == "integer" else f"a {param.type}"
+    return f"an {param.type}" if param.type[0] in "aeiou" else f"a {param.type}"
