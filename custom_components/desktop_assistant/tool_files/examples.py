@@ -71,6 +71,9 @@ def _copy_whole(source: Path, target: Path) -> bool:
     try:
         with temporary.open("xb") as writer:
             writer.write(data)
+            # On disk before it has its name: a power cut leaves no empty file.
+            writer.flush()
+            os.fsync(writer.fileno())
         if data.startswith(b"#!"):
             mode = temporary.stat().st_mode
             # Some mounts (a Samba share) refuse modes; the tool runner runs
