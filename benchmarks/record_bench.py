@@ -15,8 +15,10 @@ llama-server stand-in, one keeping a record and one not, and prints:
    tool, snippets included) and `desktop_assistant/conversations/list` with a
    query, through HA's websocket API as the panel calls it. Queries are one
    or two words of middle frequency (ranks 200-5,000, the words a question
-   names: "ravioli"), and one row of frequent words (ranks 20-100) shows the
-   worst case. Also the database size per 1,000 conversations.
+   names: "ravioli"), and rows of frequent words (ranks 20-100) show the
+   worst case: one word, and twelve (the most a search takes; the tool's
+   all-words search then finds nothing and it searches for any word). Also
+   the database size per 1,000 conversations.
 3. 8 satellites at once: 8 conversations on 8 devices, `--turns` turns each,
    all running concurrently; then every entry is checked to be there, in
    order.
@@ -56,12 +58,12 @@ from custom_components.desktop_assistant.record import (
     Record,
     database,
 )
+from custom_components.desktop_assistant.record.conversation_record import TurnRecording
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
     Entry,
     TurnWrite,
 )
-from custom_components.desktop_assistant.record.recorder import TurnRecording
 from custom_components.desktop_assistant.runtime import DATA_RECORD
 from custom_components.desktop_assistant.store import transaction
 from tests.harness.agent_entry import (
@@ -314,6 +316,7 @@ async def search(
             ("1 word, ranks 200-5000", 200, 5000, 1),
             ("2 words, ranks 200-5000", 200, 5000, 2),
             ("1 frequent word, ranks 20-100", 20, 100, 1),
+            ("12 frequent words, ranks 20-100", 20, 100, 12),
         ):
             recall_times: list[float] = []
             list_times: list[float] = []

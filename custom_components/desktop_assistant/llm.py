@@ -29,7 +29,22 @@ from .record import RecallConversationsTool
 from .runtime import DATA_CONFIRMATIONS, DATA_MEMORY, DATA_RECORD, DATA_TOOLS
 from .tools import ArgumentError, ToolRegistry, ToolSpec, parse_arguments
 
-PARAM_VALIDATORS = {"string": str, "integer": int, "number": float, "boolean": bool}
+
+def parameters_schema(spec: ToolSpec) -> probatio.Schema:
+    """Return a tool file's parameters as the schema the model gets, all optional.
+
+    An agent sends it to its model as JSON schema (`probatio.to_openapi`):
+    each parameter with its type from `tools.spec.PARAM_TYPES` and its
+    description.
+    """
+    return probatio.Schema(
+        {
+            probatio.Optional(param.name, description=param.description): (
+                param.python_type
+            )
+            for param in spec.params.values()
+        }
+    )
 
 
 def annotations_of(spec: ToolSpec) -> ToolAnnotations:
@@ -55,14 +70,7 @@ class ConfigFolderTool(Tool):
         self.name = f"{DOMAIN}__{spec.name}"
         self.description = spec.description
         self.annotations = annotations_of(spec)
-        self.parameters = probatio.Schema(
-            {
-                probatio.Optional(
-                    param.name, description=param.description
-                ): PARAM_VALIDATORS[param.type]
-                for param in spec.params.values()
-            }
-        )
+        self.parameters = parameters_schema(spec)
         self.tool_name = spec.name
         self._registry = registry
 

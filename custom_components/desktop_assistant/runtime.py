@@ -16,7 +16,7 @@ from .const import DOMAIN
 if TYPE_CHECKING:
     from .agent.confirmation import Confirmations
     from .memory.memory import Memory
-    from .record.recorder import Record
+    from .record.conversation_record import Record
     from .server.activity import ServerActivity
     from .server.client import LlamaServerClient
     from .store import Store

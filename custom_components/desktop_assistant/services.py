@@ -1,7 +1,8 @@
 """Actions: run_tool, reload (the config folder), install_examples, delete_conversations.
 
-run_tool is for automations and scripts; delete_conversations acts on the
-conversation record.
+run_tool is for automations and scripts (an administrator's, or no one's);
+delete_conversations acts on the conversation record. Each action is one
+module-level handler, registered by `async_setup_services`.
 """
 
 import logging
@@ -33,6 +34,7 @@ from .record import InProgress
 from .runtime import DATA_RECORD, DATA_TOOLS
 from .store import StoreError
 from .tool_files import async_install_examples, async_load_tools
+from .tool_files.access import async_may_run_directly
 from .tools import ArgumentError, parse_arguments
 
 _LOGGER = logging.getLogger(__name__)
@@ -59,93 +61,103 @@ DELETE_CONVERSATIONS_SCHEMA = probatio.Schema(
 )
 
 
+async def async_run_tool(call: ServiceCall) -> ServiceResponse:
+    """Run a tool; a wrong call raises, what the tool answers is the response."""
+    registry = call.hass.data[DATA_TOOLS]
+    name = call.data[ATTR_TOOL]
+    arguments = call.data.get(ATTR_ARGUMENTS)
+    if not await async_may_run_directly(call.hass, call.context):
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="tool_admin_only",
+            translation_placeholders={"tool": name},
+        )
+    if (spec := registry.get(name)) is None:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="unknown_tool",
+            translation_placeholders={
+                "tool": name,
+                "tools": ", ".join(t.name for t in registry.tools) or "-",
+            },
+        )
+    try:
+        parse_arguments(spec, arguments)
+    except ArgumentError as err:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="invalid_arguments",
+            translation_placeholders={"tool": name, "error": str(err)},
+        ) from err
+    if spec.changes:
+        # An automation or script is its author's decision: no question.
+        _LOGGER.info("Running %s for the run_tool action: %s", name, arguments)
+    return {"result": await registry.async_run(name, arguments)}
+
+
+async def async_reload(call: ServiceCall) -> None:
+    """Read the config folder again."""
+    await async_load_tools(call.hass)
+
+
+async def async_delete_conversations(call: ServiceCall) -> ServiceResponse:
+    """Delete one conversation, or those older than some days."""
+    record = call.hass.data[DATA_RECORD]
+    try:
+        if ATTR_CONVERSATION_ID not in call.data:
+            days = call.data[ATTR_OLDER_THAN_DAYS]
+            return {"deleted": await record.async_delete_older_than(days)}
+        conversation_id = call.data[ATTR_CONVERSATION_ID]
+        if not await record.async_delete(conversation_id):
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="conversation_not_found",
+                translation_placeholders={"conversation_id": conversation_id},
+            )
+    except InProgress as err:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="conversation_in_progress",
+            translation_placeholders={"conversation_id": str(err)},
+        ) from err
+    except StoreError as err:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="record_unavailable",
+            translation_placeholders={"error": str(err)},
+        ) from err
+    return {"deleted": 1}
+
+
+async def async_install_example_tools(call: ServiceCall) -> ServiceResponse:
+    """Copy the example tools into the config folder, keeping what is there."""
+    try:
+        report = await async_install_examples(call.hass)
+    except OSError as err:
+        raise HomeAssistantError(
+            translation_domain=DOMAIN,
+            translation_key="cannot_install_examples",
+            translation_placeholders={"error": str(err)},
+        ) from err
+    return {"installed": list(report.installed), "skipped": list(report.skipped)}
+
+
 @callback
 def async_setup_services(hass: HomeAssistant) -> None:
     """Register the integration's actions."""
-
-    async def run_tool(call: ServiceCall) -> ServiceResponse:
-        """Run a tool; a wrong call raises, what the tool answers is the response."""
-        registry = hass.data[DATA_TOOLS]
-        name = call.data[ATTR_TOOL]
-        arguments = call.data.get(ATTR_ARGUMENTS)
-        if (spec := registry.get(name)) is None:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="unknown_tool",
-                translation_placeholders={
-                    "tool": name,
-                    "tools": ", ".join(t.name for t in registry.tools) or "-",
-                },
-            )
-        try:
-            parse_arguments(spec, arguments)
-        except ArgumentError as err:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="invalid_arguments",
-                translation_placeholders={"tool": name, "error": str(err)},
-            ) from err
-        if spec.changes:
-            # An automation or script is its author's decision: no question.
-            _LOGGER.info("Running %s for the run_tool action: %s", name, arguments)
-        return {"result": await registry.async_run(name, arguments)}
-
-    async def reload(call: ServiceCall) -> None:
-        await async_load_tools(hass)
-
-    async def delete_conversations(call: ServiceCall) -> ServiceResponse:
-        record = hass.data[DATA_RECORD]
-        try:
-            if ATTR_CONVERSATION_ID in call.data:
-                conversation_id = call.data[ATTR_CONVERSATION_ID]
-                if not await record.async_delete(conversation_id):
-                    raise ServiceValidationError(
-                        translation_domain=DOMAIN,
-                        translation_key="conversation_not_found",
-                        translation_placeholders={"conversation_id": conversation_id},
-                    )
-                return {"deleted": 1}
-            deleted = await record.async_delete_older_than(
-                call.data[ATTR_OLDER_THAN_DAYS]
-            )
-        except InProgress as err:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="conversation_in_progress",
-                translation_placeholders={"conversation_id": str(err)},
-            ) from err
-        except StoreError as err:
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="record_unavailable",
-                translation_placeholders={"error": str(err)},
-            ) from err
-        return {"deleted": deleted}
-
-    async def install_examples(call: ServiceCall) -> ServiceResponse:
-        try:
-            report = await async_install_examples(hass)
-        except OSError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="cannot_install_examples",
-                translation_placeholders={"error": str(err)},
-            ) from err
-        return {"installed": list(report.installed), "skipped": list(report.skipped)}
-
     hass.services.async_register(
         DOMAIN,
         SERVICE_RUN_TOOL,
-        run_tool,
+        async_run_tool,
         schema=RUN_TOOL_SCHEMA,
         supports_response=SupportsResponse.OPTIONAL,
     )
-    async_register_admin_service(hass, DOMAIN, SERVICE_RELOAD, reload)
+    async_register_admin_service(hass, DOMAIN, SERVICE_RELOAD, async_reload)
     async_register_admin_service(
         hass,
         DOMAIN,
         SERVICE_DELETE_CONVERSATIONS,
-        delete_conversations,
+        async_delete_conversations,
         schema=DELETE_CONVERSATIONS_SCHEMA,
         supports_response=SupportsResponse.OPTIONAL,
     )
@@ -153,6 +165,6 @@ def async_setup_services(hass: HomeAssistant) -> None:
         hass,
         DOMAIN,
         SERVICE_INSTALL_EXAMPLES,
-        install_examples,
+        async_install_example_tools,
         supports_response=SupportsResponse.OPTIONAL,
     )

@@ -8,7 +8,7 @@ for the six the assistant speaks.
 
 from collections.abc import Iterable
 import re
-from typing import Final
+from typing import Any, Final
 import unicodedata
 
 LANGUAGES: Final = ("en", "it", "nl", "de", "fr", "es")
@@ -36,6 +36,34 @@ def language_code(language: str | None, default: str = "en") -> str:
     """Return the primary subtag of a language tag: "it-IT" and "it_IT" are "it"."""
     code = (language or "").replace("_", "-").split("-", 1)[0].lower()
     return code or default
+
+
+def valid_unicode(text: str) -> str:
+    """Return `text` with each lone surrogate replaced by U+FFFD.
+
+    A JSON escape of half a surrogate pair decodes to a code point that
+    UTF-8 cannot write: SQLite, orjson and aiohttp refuse such text.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def valid_unicode_data(data: Any) -> Any:
+    """Return decoded JSON with `valid_unicode` applied to every string in it."""
+    if isinstance(data, str):
+        return valid_unicode(data)
+    if isinstance(data, list):
+        return [valid_unicode_data(item) for item in data]
+    if isinstance(data, dict):
+        return {
+            valid_unicode(key): valid_unicode_data(value) for key, value in data.items()
+        }
+    return data
 
 
 def _folded_set(entries: Iterable[str]) -> frozenset[str]:
@@ -78,7 +106,7 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "der die das ein eine einen dem den des und oder von zu mit auf wer",
             "wann warum welche welcher wo wie für über haben hatten hatte habe sind",
             "bin war gesagt nicht auch noch mein unser unsere ihr sie wir uns",
-            "worüber erinnerst erinnern",
+            "worüber erinnerst erinnern hat hast sagte",
         ]
     ),
     "fr": _folded_set(
@@ -86,7 +114,7 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "le la les un une des et ou du au aux qui que quoi quand comment",
             "pourquoi quel quelle avec pour sur dans avons avez ont avait était",
             "étaient pas aussi encore mon ma notre nos vous ils elles nous dont",
-            "souviens rappelle",
+            "souviens rappelle dit",
         ]
     ),
     "es": _folded_set(
@@ -94,6 +122,7 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "el la los las un uno una unos unas y o del al que quien como cuando",
             "donde por para sobre hemos había han dicho también todavía mi",
             "nuestro nuestra ustedes ellos ellas nosotros recuerdas recuerda",
+            "dijo dije dijiste",
         ]
     ),
 }

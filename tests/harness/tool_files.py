@@ -22,7 +22,9 @@ def write_script(path: Path, body: str) -> Path:
 def write_tool(folder: Path, name: str, text: str) -> None:
     """Write `<folder>/tools/<name>.toml`, its text dedented."""
     (folder / "tools").mkdir(parents=True, exist_ok=True)
-    (folder / "tools" / f"{name}.toml").write_text(textwrap.dedent(text).lstrip())
+    (folder / "tools" / f"{name}.toml").write_text(
+        textwrap.dedent(text).lstrip(), encoding="utf-8"
+    )
 
 
 def write_tool_files(folder: Path, tool_files: dict[str, str]) -> None:

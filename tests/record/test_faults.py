@@ -9,6 +9,7 @@ import sqlite3
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.components.diagnostics import (
     get_diagnostics_for_config_entry,
@@ -16,12 +17,17 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.record import RECALL_TOOL
+from custom_components.desktop_assistant.record import RECALL_TOOL, Record
+from custom_components.desktop_assistant.record.models import (
+    ConversationStart,
+    Entry,
+    TurnWrite,
+)
 from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
 from tests.harness.agent import Agent, speech
-from tests.harness.llama_server import text_reply
+from tests.harness.llama_server import text_reply, tool_call_reply
 
-from .conftest import record_of, stored
+from .conftest import record_of, seed, stored
 
 SECRET_QUESTION = "Where did I hide the spare key for the shed?"
 
@@ -100,3 +106,76 @@ async def test_diagnostics_count_conversations_without_their_text(
     text = json.dumps(diagnostics)
     assert "spare key" not in text
     assert "flowerpot" not in text
+
+
+async def test_a_lone_surrogate_from_the_model_is_stored_replaced(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    # The stand-in writes JSON as llama-server does: "\ud800" as an escape,
+    # an emoji as a whole pair of escapes, which stays an emoji.
+    agent.server.script = [
+        tool_call_reply(("weather", '{"place": "Rome\\ud800"}')),
+        text_reply("Sunny in Rome\ud800 today \U0001f600."),
+    ]
+    result = await agent.ask("Weather in Rome?")
+    assert speech(result) == "Sunny in Rome\ufffd today \U0001f600."
+    assert agent.weather.calls == [{"place": "Rome\ufffd"}]
+
+    found = await stored(hass, result.conversation_id)
+    assert found is not None
+    user, call, reply = found["entries"]
+    assert user["text"] == "Weather in Rome?"
+    assert call["arguments"] == {"place": "Rome\ufffd"}
+    assert reply["text"] == "Sunny in Rome\ufffd today \U0001f600."
+    # The writer lives on: the next turn is recorded too.
+    agent.server.script = [text_reply("It is 14:05.")]
+    following = await agent.ask("And the time?", result.conversation_id)
+    assert [
+        e.get("text")
+        for e in (await stored(hass, following.conversation_id))["entries"]
+    ][-1] == "It is 14:05."
+
+
+def turn(conversation_id: str, at: float, entry: Entry) -> TurnWrite:
+    start = ConversationStart(
+        conversation_id=conversation_id,
+        agent_id="conversation.test",
+        config_entry_id=None,
+        channel="text",
+        device_id=None,
+        device_name=None,
+        language="en",
+    )
+    return TurnWrite(start, at, [entry])
+
+
+async def test_a_turn_the_store_refuses_keeps_those_batched_with_it(
+    hass: HomeAssistant, record: Record, caplog: pytest.LogCaptureFixture
+) -> None:
+    at = dt_util.utcnow().timestamp()
+    # Queued together, so written in one transaction: a 5000-digit number
+    # in a tool call's arguments cannot be written as JSON.
+    record.async_enqueue_turn(
+        turn("before", at, Entry(kind="user", at=at, text="First \ud800"))
+    )
+    record.async_enqueue_turn(
+        turn(
+            "broken",
+            at,
+            Entry(
+                kind="tool_call", at=at, tool_name="n", tool_arguments={"n": 10**5000}
+            ),
+        )
+    )
+    record.async_enqueue_turn(
+        turn("after", at, Entry(kind="user", at=at, text="Third"))
+    )
+    await hass.async_block_till_done()
+
+    assert (await stored(hass, "before"))["entries"][0]["text"] == "First \ufffd"
+    assert (await stored(hass, "after"))["entries"][0]["text"] == "Third"
+    assert await stored(hass, "broken") is None
+    assert "entries of conversation broken failed" in caplog.text
+    # The queue still works.
+    await seed(hass, "later", at, "Fourth")
+    assert (await stored(hass, "later"))["entries"][0]["text"] == "Fourth"

@@ -16,6 +16,7 @@ from custom_components.desktop_assistant.record import (
     RecallConversationsTool,
     Record,
 )
+from custom_components.desktop_assistant.record.search import search_words
 from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 
@@ -97,7 +98,20 @@ async def test_at_most_five_newest_first_with_snippets_device_and_preference(
 
 
 @pytest.mark.parametrize(
-    "query", ["what did we talk about last week?", "TV", "di cosa abbiamo parlato", ""]
+    "query",
+    [
+        "what did we talk about last week?",
+        "TV",
+        "di cosa abbiamo parlato",
+        "waar hebben we het over gehad",
+        "der die und",
+        "worüber haben wir gesprochen",
+        "le la et les des une avec pour",
+        "de quoi avons-nous parlé",
+        "el la y los las una con para",
+        "de qué hablamos",
+        "",
+    ],
 )
 async def test_a_query_of_filler_or_short_words_is_an_error(
     hass: HomeAssistant, record: Record, query: str
@@ -105,6 +119,95 @@ async def test_a_query_of_filler_or_short_words_is_an_error(
     kind, text = await recall(hass, record, query=query)
     assert kind == "error"
     assert text.startswith("error: the query has only short or common words")
+
+
+@pytest.mark.parametrize(
+    ("query", "searched"),
+    [
+        ("Was hat der Bäcker über die Brezel gesagt?", ["backer", "brezel"]),
+        ("Qu'a dit la boulangère sur les croissants ?", ["boulangere", "croissants"]),
+        ("¿Qué dijo el panadero de las magdalenas?", ["panadero", "magdalenas"]),
+    ],
+)
+async def test_filler_of_six_languages_is_left_out_of_the_search(
+    hass: HomeAssistant, record: Record, query: str, searched: list[str]
+) -> None:
+    assert search_words(query) == searched
+    await seed(hass, "baker", dt_util.utcnow().timestamp(), " ".join(searched))
+    found = await recall(hass, record, query=query)
+    assert len(found["conversations"]) == 1
+
+
+async def test_at_most_12_words_are_searched(
+    hass: HomeAssistant, record: Record
+) -> None:
+    await seed(hass, "baker", dt_util.utcnow().timestamp(), "The baker's pretzels")
+    # Filler and repeated words do not count.
+    twelve = "what did the baker say " + " ".join(f"pretzel{n}" for n in range(11))
+    found = await recall(hass, record, query=" ".join([twelve] * 3))
+    assert len(found["conversations"]) == 1
+    words = " ".join(f"wordy{n:03}" for n in range(180))
+    assert await recall(hass, record, query=words) == (
+        "error",
+        "error: the query has 180 words to search for; use at most 12, the most"
+        " distinctive ones",
+    )
+    assert "12 words" in RecallConversationsTool.description
+    found = await recall(hass, record, query="baker pretzels")
+    assert len(found["conversations"]) == 1
+
+
+@pytest.mark.parametrize(
+    "days",
+    [
+        {"day": "9999-12-31"},
+        {"to": "9999-12-31"},
+        {"from": "2026-01-01", "to": "9999-12-31"},
+    ],
+    ids=["day", "to", "from and to"],
+)
+async def test_a_day_past_any_timestamp_is_an_error_for_the_model(
+    hass: HomeAssistant, record: Record, days: dict[str, str]
+) -> None:
+    await hass.config.async_update(time_zone="America/Los_Angeles")
+    await seed(hass, "late", dt_util.utcnow().timestamp(), "The ravioli recipe")
+    assert await recall(hass, record, query="ravioli", **days) == (
+        "error",
+        "error: dates must be between 0001-01-02 and 9999-12-30",
+    )
+    # The last day that has an end, and a first day far away, are days.
+    found = await recall(hass, record, query="ravioli", to="9999-12-30")
+    assert len(found["conversations"]) == 1
+    found = await recall(hass, record, query="ravioli", **{"from": "9999-12-31"})
+    assert found == {"conversations": []}
+
+
+@pytest.mark.parametrize("day", [20261103, ["2026-11-03"], "+10000-01-01"], ids=repr)
+async def test_a_day_that_is_no_iso_date_is_an_error_for_the_model(
+    hass: HomeAssistant, record: Record, day: object
+) -> None:
+    kind, text = await recall(hass, record, query="ravioli", day=day)
+    assert kind == "error"
+    assert text.startswith("error: dates must be ISO dates like 2026-11-03 (")
+
+
+@pytest.mark.parametrize(
+    "agent_options",
+    [DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]}],
+)
+async def test_the_agent_hears_the_date_error_and_answers(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    agent.server.script = [
+        tool_call_reply((RECALL_TOOL, '{"query": "pesto", "to": "9999-12-31"}')),
+        text_reply("I could not search up to that day."),
+    ]
+    result = await agent.ask("What did I ask about pesto, ever?")
+    assert speech(result) == "I could not search up to that day."
+    answer = agent.server.chat_requests[1]["messages"][-1]["content"]
+    assert answer == "error: dates must be between 0001-01-02 and 9999-12-30"
+    agent.server.script = [text_reply("Yes.")]
+    assert speech(await agent.ask("Still there?", result.conversation_id)) == "Yes."
 
 
 @pytest.mark.parametrize(

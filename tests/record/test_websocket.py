@@ -125,6 +125,68 @@ async def test_get_gives_the_entries_and_errors(
     assert reply["error"]["code"] == "invalid_format"
 
 
+@pytest.mark.parametrize(
+    "before",
+    [
+        "9" * 30,
+        str(2**63),
+        "9" * 5000,
+        "-1",
+        " 12",
+        "1_000",
+        "١٢",  # Arabic-Indic digits: int() reads them, encode_cursor never writes them
+        "",
+    ],
+    ids=[
+        "30 digits",
+        "2**63",
+        "5000 digits",
+        "negative",
+        "space",
+        "underscore",
+        "other digits",
+        "empty",
+    ],
+)
+async def test_a_cursor_no_page_gave_is_invalid_format(
+    hass: HomeAssistant, hass_ws_client: Any, seeded: list[str], before: str
+) -> None:
+    client = await hass_ws_client(hass)
+    reply = await command(client, "list", before=before)
+    assert reply["error"] == {
+        "code": "invalid_format",
+        "message": "`before` is not a cursor",
+    }
+    # The largest cursor is one, and the connection goes on.
+    reply = await command(client, "list", before=str(2**63 - 1), limit=2)
+    assert [c["conversation_id"] for c in reply["result"]["conversations"]] == [
+        "c24",
+        "c23",
+    ]
+
+
+async def test_a_search_of_more_than_12_words_is_refused(
+    hass: HomeAssistant, hass_ws_client: Any, seeded: list[str]
+) -> None:
+    client = await hass_ws_client(hass)
+    many = " ".join(f"w{n:03}" for n in range(180))
+    reply = await command(client, "list", query=many)
+    assert reply["error"] == {
+        "code": "invalid_format",
+        "message": "Search for at most 12 words",
+    }
+    # Twelve are searched; a word repeated counts once.
+    twelve = ["lasagna"] * 50 + [f"w{n}" for n in range(11)]
+    reply = await command(client, "list", query=" ".join(twelve))
+    assert reply["result"] == {"conversations": [], "next": None}
+    reply = await command(client, "list", query=" ".join([*twelve, "w11"]))
+    assert reply["error"]["code"] == "invalid_format"
+    assert await all_pages(client, query="lasagna " * 40) == (
+        [f"c{n:02}" for n in range(24, -1, -1) if n % 3 == 0],
+        1,
+    )
+
+
 async def test_delete_and_not_found(
     hass: HomeAssistant, hass_ws_client: Any, seeded: list[str]
 ) -> None:

@@ -1,12 +1,16 @@
 """The tools reach every LLM agent through the Assist API, as any agent calls them."""
 
 from pathlib import Path
+import textwrap
 
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import llm
 import probatio
 
-from custom_components.desktop_assistant.llm import tool_file_name
+from custom_components.desktop_assistant.llm import parameters_schema, tool_file_name
+from custom_components.desktop_assistant.runtime import DATA_TOOLS
+from custom_components.desktop_assistant.tools.spec import PARAM_TYPES
+from tests.harness.tool_files import write_tool
 
 from .conftest import Setup
 
@@ -49,6 +53,44 @@ async def test_tools_are_offered_with_their_schema(
         },
         "additionalProperties": False,
     }
+
+
+EVERY_TYPE = """
+    description = "One parameter of each type"
+    command = ["echo", "{s}", "{i}", "{n}", "{b}"]
+"""
+
+
+async def test_every_parameter_type_reaches_the_model_as_json_schema(
+    hass: HomeAssistant, tool_folder: Path, setup_integration: Setup
+) -> None:
+    """The one schema function (llm.parameters_schema) for every type of PARAM_TYPES."""
+    params = "".join(
+        f'[params.{name}]\ntype = "{kind}"\ndescription = "a {kind}"\n'
+        for name, kind in zip("sinb", PARAM_TYPES, strict=True)
+    )
+    write_tool(tool_folder, "every_type", textwrap.dedent(EVERY_TYPE) + params)
+    await setup_integration()
+    api = await assist_api(hass)
+    (offered,) = [tool for tool in api.tools if tool_file_name(tool) == "every_type"]
+    expected = {
+        "type": "object",
+        "properties": {
+            name: {"type": kind, "description": f"a {kind}"}
+            for name, kind in zip("sinb", PARAM_TYPES, strict=True)
+        },
+        "additionalProperties": False,
+    }
+    schema = probatio.to_openapi(
+        offered.parameters,
+        custom_serializer=api.custom_serializer,
+        openapi_version="3.1.0",
+    )
+    assert schema == expected
+    spec = hass.data[DATA_TOOLS].get("every_type")
+    assert probatio.to_openapi(parameters_schema(spec)) == expected
+    # The schema holds what the tool accepts.
+    assert offered.parameters({"s": "x", "i": 2, "n": 1.5, "b": True})
 
 
 async def test_agent_calls_a_tool(

@@ -1,24 +1,30 @@
 """A tool that changes things, reached the other ways: actions, intents, other agents.
 
 An automation or a custom sentence is the person's own decision: they run it
-at once, and say so in the log. Another LLM agent of Home Assistant (its own
+at once, and say so in the log. A signed-in person who is not an
+administrator is refused there, with a translated message. Another LLM agent of Home Assistant (its own
 llama.cpp integration, against the llama-server stand-in) calls it through
 the Assist API and gets the same rule as ours: a question first, and a run
 only when it calls again with the same arguments after a yes in the next turn.
 """
 
 from collections.abc import AsyncIterator
+from http import HTTPStatus
 import json
 import logging
 from pathlib import Path
 from typing import Any
 
+from aiohttp.test_utils import TestClient
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import ServiceValidationError
 from homeassistant.helpers import entity_registry as er, intent, llm
+from homeassistant.setup import async_setup_component
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
+from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from tests.harness.calendar_tools import DAY, events, install_calendar_tools
 from tests.harness.llama_server import (
@@ -85,6 +91,23 @@ async def test_offered_as_changing_tools(
     assert (read.read_only, read.destructive) == (True, False)
 
 
+ADMIN_ONLY = "Only an administrator can run the tool calendar_add"
+DENTIST_SLOTS = {"title": "Dentist", "start": f"{DAY} 10:30"}
+
+
+async def run_as(hass: HomeAssistant, context: Context) -> dict[str, Any]:
+    response = await hass.services.async_call(
+        DOMAIN,
+        "run_tool",
+        {"tool": "calendar_add", "arguments": DENTIST},
+        blocking=True,
+        return_response=True,
+        context=context,
+    )
+    assert response is not None
+    return response
+
+
 async def test_run_tool_runs_it_at_once(
     hass: HomeAssistant,
     folder: Path,
@@ -94,13 +117,8 @@ async def test_run_tool_runs_it_at_once(
 ) -> None:
     await setup_integration()
     caplog.set_level(logging.INFO)
-    response = await hass.services.async_call(
-        DOMAIN,
-        "run_tool",
-        {"tool": "calendar_add", "arguments": DENTIST},
-        blocking=True,
-        return_response=True,
-    )
+    # An automation's call: no user.
+    response = await run_as(hass, Context())
 
     assert response == {"result": ADDED}
     assert len(events(vdir)) == 1
@@ -130,6 +148,73 @@ async def test_intent_runs_it_at_once(
     # A read-only tool runs without that line.
     await intent.async_handle(hass, "test", "DesktopAssistantCalendar", {})
     assert not logged(caplog, "Running calendar for")
+
+
+async def test_run_tool_refuses_a_user_who_is_no_administrator(
+    hass: HomeAssistant,
+    folder: Path,
+    vdir: Path,
+    setup_integration: Setup,
+    hass_read_only_user: MockUser,
+    hass_admin_user: MockUser,
+) -> None:
+    await setup_integration()
+    with pytest.raises(ServiceValidationError) as refused:
+        await run_as(hass, Context(user_id=hass_read_only_user.id))
+    assert refused.value.translation_key == "tool_admin_only"
+    assert str(refused.value) == ADMIN_ONLY
+    # An unknown user id is no administrator either; nothing ran.
+    with pytest.raises(ServiceValidationError):
+        await run_as(hass, Context(user_id="no-such-user"))
+    assert events(vdir) == []
+
+    # An administrator, a system user and an automation (no user) run it.
+    system = await hass.auth.async_create_system_user("Runner", group_ids=[])
+    for context in (Context(user_id=hass_admin_user.id), Context(user_id=system.id)):
+        assert await run_as(hass, context) == {"result": ADDED}
+    assert await run_as(hass, Context()) == {"result": ADDED}
+    assert len(events(vdir)) == 3
+
+
+async def post_intent(
+    client: TestClient, language: str | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": "DesktopAssistantCalendarAdd",
+        "data": DENTIST_SLOTS,
+    }
+    if language:
+        body["language"] = language
+    response = await client.post("/api/intent/handle", json=body)
+    assert response.status == HTTPStatus.OK
+    return await response.json()
+
+
+async def test_intent_api_refuses_a_user_who_is_no_administrator(
+    hass: HomeAssistant,
+    folder: Path,
+    vdir: Path,
+    setup_integration: Setup,
+    hass_client: ClientSessionGenerator,
+    hass_read_only_access_token: str,
+) -> None:
+    await setup_integration()
+    assert await async_setup_component(hass, "intent", {})
+    member = await hass_client(hass_read_only_access_token)
+    answer = await post_intent(member)
+    assert answer["response_type"] == "error"
+    assert answer["data"]["code"] == "failed_to_handle"
+    assert answer["speech"]["plain"]["speech"] == ADMIN_ONLY
+    answer = await post_intent(member, "it-IT")
+    assert answer["speech"]["plain"]["speech"] == (
+        "Solo un amministratore può eseguire lo strumento calendar_add"
+    )
+    assert events(vdir) == []
+
+    # The administrator's next request runs it.
+    answer = await post_intent(await hass_client())
+    assert answer["speech"]["plain"]["speech"] == ADDED
+    assert len(events(vdir)) == 1
 
 
 async def test_outside_a_conversation_it_never_runs(
@@ -221,6 +306,28 @@ async def ask_first(
     assert asked.response.speech["plain"]["speech"] == ASK
     assert tool_answers(server) == [f"confirmation needed: {ASK}"]
     return asked.conversation_id
+
+
+async def test_another_agent_asks_a_member_too(
+    hass: HomeAssistant,
+    other_agent: str,
+    llama_server: LlamaServerStandIn,
+    vdir: Path,
+    hass_read_only_user: MockUser,
+) -> None:
+    """An agent's call is no direct run: a member hears the question, no refusal."""
+    llama_server.script = [tool_call_reply(call(DENTIST)), text_reply(ASK)]
+    asked = await conversation.async_converse(
+        hass,
+        "Put the dentist in my calendar",
+        None,
+        Context(user_id=hass_read_only_user.id),
+        "en",
+        other_agent,
+    )
+    assert asked.response.speech["plain"]["speech"] == ASK
+    assert tool_answers(llama_server) == [f"confirmation needed: {ASK}"]
+    assert events(vdir) == []
 
 
 async def test_another_agent_runs_it_after_a_yes(

@@ -1,6 +1,10 @@
 """Installing the example tools from Home Assistant: action, Configure, Repairs."""
 
+import errno
+import os
 from pathlib import Path
+import subprocess
+import sys
 import tomllib
 
 from homeassistant.const import CONF_URL
@@ -14,6 +18,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.store import DB_FILE
+from tests.harness.tool_files import write_tool
 
 from .conftest import DOMAIN, Setup
 
@@ -43,6 +48,21 @@ HELPERS = [
 ]
 USER_WEATHER = 'description = "My own weather"\ncommand = ["echo", "sunny"]\n'
 USER_CONFIG = '[env]\nSEARXNG_URL = "http://searx.lan"\n'
+REPOSITORY = Path(__file__).resolve().parents[2]
+# Installs into a folder with every file limited to 1000 bytes, as on a disk
+# that fills up during the install: config.toml (1.7 kB, the first file) is
+# cut. SIGXFSZ ignored, a write past the limit fails with EFBIG.
+CUT_INSTALL = """
+import resource, signal, sys
+from pathlib import Path
+from custom_components.desktop_assistant.tool_files.examples import install_examples
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+try:
+    install_examples(Path(sys.argv[1]))
+except OSError as err:
+    print(err.errno)
+"""
 
 
 async def install(hass: HomeAssistant) -> dict:
@@ -104,8 +124,7 @@ async def test_install_keeps_the_users_files(
     hass: HomeAssistant, setup_integration: Setup
 ) -> None:
     folder = folder_of(hass)
-    (folder / "tools").mkdir(parents=True)
-    (folder / "tools" / "weather.toml").write_text(USER_WEATHER)
+    write_tool(folder, "weather", USER_WEATHER)
     (folder / "config.toml").write_text(USER_CONFIG)
     await setup_integration()
 
@@ -136,6 +155,37 @@ async def test_install_twice_changes_nothing(
 
     assert await install(hass) == {"installed": [], "skipped": EXAMPLE_FILES}
     assert snapshot(folder) == before
+
+
+def cut_install(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CUT_INSTALL, str(folder)],
+        cwd=REPOSITORY,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+
+
+async def test_an_install_cut_short_leaves_no_half_file(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    folder = folder_of(hass)
+    folder.mkdir(parents=True, exist_ok=True)
+    cut = await hass.async_add_executor_job(cut_install, folder)
+    assert cut.stdout.split() == [str(errno.EFBIG)], cut.stderr
+    assert (EXAMPLES / "config.toml").stat().st_size > 1000
+    # Whatever is there is a whole copy, and no temporary file is left.
+    assert list(folder.rglob("*")) == []
+    await setup_integration()
+
+    assert await install(hass) == {"installed": EXAMPLE_FILES, "skipped": []}
+    for name in EXAMPLE_FILES:
+        assert (folder / name).read_bytes() == (EXAMPLES / name).read_bytes(), name
+    assert tomllib.loads((folder / "config.toml").read_text()) == {"env": {}}
+    assert await run_tool(hass, "now")
 
 
 async def test_install_into_a_folder_that_cannot_be_written(
@@ -203,8 +253,7 @@ async def test_install_from_the_entrys_configure_button(
 ) -> None:
     await setup_integration()
     folder = folder_of(hass)
-    (folder / "tools").mkdir(parents=True)
-    (folder / "tools" / "weather.toml").write_text(USER_WEATHER)
+    write_tool(folder, "weather", USER_WEATHER)
     # The entry need not be loaded: its llama-server plays no part.
     entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:9/v1"})
     entry.add_to_hass(hass)

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from tests.harness.tool_files import WriteFolder, write_script
+from tests.harness.tool_files import WriteFolder, write_script, write_tool_files
 
 
 @pytest.fixture
@@ -24,10 +24,7 @@ def write_folder(folder: Path) -> WriteFolder:
         config: str | None = None,
     ) -> Path:
         (folder / "tools").mkdir(parents=True, exist_ok=True)
-        for name, text in (tools or {}).items():
-            (folder / "tools" / f"{name}.toml").write_text(
-                textwrap.dedent(text).lstrip(), encoding="utf-8"
-            )
+        write_tool_files(folder, tools or {})
         for name, body in (scripts or {}).items():
             write_script(folder / "tools" / name, body)
         if config is not None:

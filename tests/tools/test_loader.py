@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 
 from custom_components.desktop_assistant.tools import Param, load_folder
+from custom_components.desktop_assistant.tools.arguments import CONVERTERS
+from custom_components.desktop_assistant.tools.spec import PARAM_TYPES
 from tests.harness.tool_files import WriteFolder
 
 WEATHER = """
@@ -54,14 +56,6 @@ def test_seed_example_parses(write_folder: WriteFolder, folder: Path) -> None:
         "it": ("Controllo il meteo.",),
         "en": ("Checking the weather.", "Let me look outside."),
     }
-    assert weather.json_schema() == {
-        "type": "object",
-        "properties": {
-            "place": {"type": "string", "description": "City name, empty for home"},
-            "when": {"type": "string", "description": "now, today or tomorrow"},
-        },
-        "additionalProperties": False,
-    }
 
 
 def test_defaults(write_folder: WriteFolder, folder: Path) -> None:
@@ -70,7 +64,6 @@ def test_defaults(write_folder: WriteFolder, folder: Path) -> None:
     assert now.timeout == 10.0
     assert now.params == {}
     assert now.announce == {}
-    assert now.json_schema()["properties"] == {}
 
 
 def test_config_env_is_read(write_folder: WriteFolder, folder: Path) -> None:
@@ -146,6 +139,11 @@ ERROR_CASES = {
     "bad parameter type": (
         'description = "x"\ncommand = ["date", "{n}"]\n'
         '[params.n]\ntype = "int"\ndescription = "p"\n',
+        [("params.n.type", "string, integer, number, boolean")],
+    ),
+    "parameter type as an array": (
+        'description = "x"\ncommand = ["date", "{n}"]\n'
+        '[params.n]\ntype = ["integer"]\ndescription = "p"\n',
         [("params.n.type", "string, integer, number, boolean")],
     ),
     "parameter without description": (
@@ -358,3 +356,9 @@ def test_tools_that_is_a_file(folder: Path) -> None:
     (folder / "tools").write_text("not a folder")
     (problem,) = load_folder(folder).problems
     assert (problem.file, problem.message) == ("tools", "must be a folder")
+
+
+def test_every_parameter_type_has_one_converter() -> None:
+    """The type names are written once (PARAM_TYPES); arguments follow them."""
+    assert set(CONVERTERS) == set(PARAM_TYPES.values())
+    assert len(set(PARAM_TYPES.values())) == len(PARAM_TYPES)

@@ -8,6 +8,7 @@ from homeassistant.helpers import llm
 from homeassistant.util.ulid import ulid_now
 
 from ..server.stream import ToolCallFragments
+from ..text import valid_unicode_data
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,7 +44,9 @@ def decode_arguments(call: ToolCallFragments) -> tuple[object, str | None]:
             return None, "arguments came both as JSON text and as a JSON value"
         return call.decoded, None
     try:
-        return json.loads(call.arguments or "{}"), None
+        # Half a surrogate pair (an escape in the text) becomes U+FFFD: the
+        # tool, the record and the next request could not hold it.
+        return valid_unicode_data(json.loads(call.arguments or "{}")), None
     except json.JSONDecodeError as err:
         return None, f"arguments are not valid JSON ({err.msg}): {call.arguments[:200]}"
     except RecursionError:

@@ -11,8 +11,8 @@ from homeassistant.core import HomeAssistant
 
 from ..runtime import DATA_RECORD
 from ..store import Store
+from .conversation_record import InProgress, Record, TurnRecording, async_listen_quiet
 from .recall import RECALL_TOOL, RecallConversationsTool
-from .recorder import InProgress, Record, TurnRecording, async_listen_quiet
 from .websocket import async_register_commands
 
 __all__ = [
@@ -30,7 +30,7 @@ def async_setup_record(hass: HomeAssistant, store: Store) -> Record:
     """Start the record on the store: websocket commands, quiet, retention."""
     record = Record(hass, store)
     hass.data[DATA_RECORD] = record
-    async_register_commands(hass, record)
+    async_register_commands(hass)
     if store.available:
         record.async_start()
     return record

@@ -7,6 +7,7 @@ import sqlite3
 from typing import Any, Final
 
 from ..store import transaction
+from ..text import valid_unicode
 from .models import Entry, TurnWrite
 from .search import argument_values
 
@@ -20,6 +21,11 @@ CONVERSATION_COLUMNS: Final = f"""
      WHERE conversation = c.id AND kind = 'user' ORDER BY id LIMIT 1),
     c.activity
 """
+
+
+def storable(text: str | None) -> str | None:
+    """Text as SQLite can hold it (see `valid_unicode`)."""
+    return None if text is None else valid_unicode(text)
 
 
 def iso(timestamp: float | None) -> str | None:
@@ -65,7 +71,7 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
     ).fetchone()
     row = connection.execute(
         "SELECT id, activity FROM conversations WHERE conversation_id = ?",
-        (start.conversation_id,),
+        (storable(start.conversation_id),),
     ).fetchone()
     if row is None:
         (conversation,) = connection.execute(
@@ -74,13 +80,13 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
             " started_at, last_activity_at, activity)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
-                start.conversation_id,
-                start.agent_id,
+                storable(start.conversation_id),
+                storable(start.agent_id),
                 start.config_entry_id,
                 start.channel,
                 start.device_id,
-                start.device_name,
-                start.language,
+                storable(start.device_name),
+                storable(start.language),
                 min((entry.at for entry in write.entries), default=write.at),
                 write.at,
                 activity,
@@ -96,7 +102,13 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
             " activity = ?, status = 'active', quiet_at = NULL,"
             " device_id = coalesce(device_id, ?),"
             " device_name = coalesce(device_name, ?) WHERE id = ?",
-            (write.at, activity, start.device_id, start.device_name, conversation),
+            (
+                write.at,
+                activity,
+                start.device_id,
+                storable(start.device_name),
+                conversation,
+            ),
         )
     connection.executemany(
         "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
@@ -108,18 +120,18 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
 
 
 def entry_row(entry: Entry) -> tuple[Any, ...]:
-    """An entry's columns after `conversation`."""
+    """An entry's columns after `conversation`, every text storable."""
     return (
         entry.at,
         entry.kind,
-        entry.text,
+        storable(entry.text),
         entry.source,
         int(entry.interrupted),
-        entry.tool_name,
+        storable(entry.tool_name),
         None
         if entry.tool_arguments is None
-        else json.dumps(entry.tool_arguments, ensure_ascii=False),
-        entry.tool_result,
+        else storable(json.dumps(entry.tool_arguments, ensure_ascii=False)),
+        storable(entry.tool_result),
         None if entry.tool_error is None else int(entry.tool_error),
         entry.fault,
     )

@@ -1,6 +1,6 @@
 """The recall_conversations tool: what was said in earlier conversations."""
 
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any, Final, override
 
 from homeassistant.core import HomeAssistant
@@ -12,10 +12,14 @@ from ..const import DOMAIN
 from ..runtime import DATA_RECORD
 from ..store import StoreError
 from . import database
-from .recorder import Record
-from .search import match_expression, search_words, snippets
+from .conversation_record import Record
+from .search import MAX_WORDS, match_expression, search_words, snippets
 
 MAX_CONVERSATIONS: Final = 5
+# The days a question can name: the first and last a timestamp holds in
+# every time zone (the last one's end is still a date).
+MIN_DAY: Final = date(1, 1, 2)
+MAX_DAY: Final = date(9999, 12, 30)
 RECALL_TOOL: Final = f"{DOMAIN}__recall_conversations"
 
 
@@ -25,42 +29,57 @@ class RecallError(Exception):
 
 def day_bounds(
     day: str | None, first: str | None, last: str | None
-) -> tuple[datetime | None, datetime | None]:
-    """The [start, end) of whole days in HA's time zone; None is open."""
+) -> tuple[float | None, float | None]:
+    """The [start, end) of whole days in HA's time zone, as timestamps; None is open.
+
+    Raises RecallError for anything but ISO dates, and for days a timestamp
+    cannot hold (9999-12-31 ends in year 10000).
+    """
+    if day is not None:
+        first = last = day
     try:
-        if day is not None:
-            first = last = day
         start = date.fromisoformat(first) if first else None
         end = date.fromisoformat(last) if last else None
-    except ValueError as err:
+    except (TypeError, ValueError) as err:
         raise RecallError(f"dates must be ISO dates like 2026-11-03 ({err})") from err
     if start and end and start > end:
         raise RecallError("`from` must not be after `to`")
-    return (
-        dt_util.start_of_local_day(start) if start else None,
-        dt_util.start_of_local_day(end + timedelta(days=1)) if end else None,
-    )
+    try:
+        return (
+            dt_util.start_of_local_day(start).timestamp() if start else None,
+            dt_util.start_of_local_day(end + timedelta(days=1)).timestamp()
+            if end
+            else None,
+        )
+    except (OverflowError, OSError, ValueError) as err:
+        raise RecallError(f"dates must be between {MIN_DAY} and {MAX_DAY}") from err
 
 
 async def async_recall(
     record: Record,
     query: str,
     *,
-    start: datetime | None = None,
-    end: datetime | None = None,
+    start: float | None = None,
+    end: float | None = None,
     exclude: str | None = None,
 ) -> list[dict[str, Any]]:
     """At most 5 conversations with the query's words, newest first.
 
-    Conversations with all the words are preferred; when none has them all,
-    those with any of them. Raises RecallError for a query without words
-    worth searching for.
+    `start` and `end` are timestamps (see `day_bounds`). Conversations with
+    all the words are preferred; when none has them all, those with any of
+    them. Raises RecallError for a query without words worth searching for,
+    or with more than MAX_WORDS of them.
     """
     words = search_words(query)
     if not words:
         raise RecallError(
             "the query has only short or common words; ask again with the"
             " distinctive words of what was said (a name, a title, a thing)"
+        )
+    if len(words) > MAX_WORDS:
+        raise RecallError(
+            f"the query has {len(words)} words to search for; use at most"
+            f" {MAX_WORDS}, the most distinctive ones"
         )
     operators = ("AND", "OR") if len(words) > 1 else ("AND",)
     found: list[tuple[dict[str, Any], list[str]]] = []
@@ -70,8 +89,8 @@ async def async_recall(
             lambda connection, match=match: database.find_conversations(
                 connection,
                 match,
-                start=start.timestamp() if start else None,
-                end=end.timestamp() if end else None,
+                start=start,
+                end=end,
                 exclude=exclude,
                 limit=MAX_CONVERSATIONS,
             )
@@ -101,7 +120,8 @@ class RecallConversationsTool(llm.Tool):
         " and short snippets. Use the distinctive words of the topic as query"
         " (a name, a title, a thing). To limit it to days, give `day`, or"
         " `from` and `to`, as ISO dates (YYYY-MM-DD); work out relative days"
-        " like 'last week' from the current date."
+        " like 'last week' from the current date. Give at most"
+        f" {MAX_WORDS} words."
     )
     parameters = vol.Schema(
         {

@@ -13,6 +13,9 @@ from ..text import ALL_CONVERSATION_WORDS, ALL_STOP_WORDS, fold, words
 
 # Shorter words say too little to search on ("tv", "it", "a").
 MIN_WORD: Final = 3
+# More words make a slow query (each one a prefix scan of the index) and
+# say no more about a conversation.
+MAX_WORDS: Final = 12
 SNIPPET_CONTEXT: Final = 60
 MAX_SNIPPETS: Final = 3
 

@@ -1,7 +1,9 @@
 """Websocket commands (admin only) to browse, search and delete conversations.
 
 The contract of the Assistant panel: list pages newest first with filters
-that hold across pages, one conversation with its entries, delete.
+that hold across pages, one conversation with its entries, delete. Each
+command is a module-level handler, as in Home Assistant core's
+`assist_pipeline/websocket_api.py`; `async_register_commands` registers them.
 """
 
 from typing import Any, Final
@@ -11,15 +13,18 @@ from homeassistant.core import HomeAssistant, callback
 import probatio as vol
 
 from ..const import DOMAIN
+from ..runtime import DATA_RECORD
 from ..store import StoreError
 from ..text import words
 from . import database
-from .recorder import InProgress, Record
-from .search import match_expression
+from .conversation_record import InProgress
+from .search import MAX_WORDS, match_expression
 
 ERR_IN_PROGRESS: Final = "in_progress"
 ERR_UNAVAILABLE: Final = "unavailable"
 MAX_LIMIT: Final = 100
+# A cursor is an activity number: an SQLite integer, written in digits.
+MAX_CURSOR: Final = 2**63 - 1
 
 
 def encode_cursor(cursor: int | None) -> str | None:
@@ -28,146 +33,170 @@ def encode_cursor(cursor: int | None) -> str | None:
 
 
 def decode_cursor(text: str) -> int:
-    """A `before` cursor back as the activity it stands for."""
-    return int(text)
+    """A `before` cursor back as the activity it stands for.
+
+    Raises ValueError for anything `encode_cursor` cannot have written:
+    signs, spaces, underscores, and numbers past an SQLite integer.
+    """
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_CURSOR)):
+        raise ValueError(text)
+    if (cursor := int(text)) > MAX_CURSOR:
+        raise ValueError(text)
+    return cursor
 
 
 @callback
-def async_register_commands(hass: HomeAssistant, record: Record) -> None:
+def async_register_commands(hass: HomeAssistant) -> None:
     """Register the record's websocket commands."""
-
-    @websocket_api.websocket_command(
-        {
-            vol.Required("type"): f"{DOMAIN}/conversations/list",
-            vol.Optional("limit", default=20): vol.All(
-                int, vol.Range(min=1, max=MAX_LIMIT)
-            ),
-            vol.Optional("before"): str,
-            vol.Optional("channel"): vol.In(["voice", "text"]),
-            vol.Optional("query"): str,
-            vol.Optional("device_id"): str,
-        }
-    )
-    @websocket_api.require_admin
-    @websocket_api.async_response
-    async def list_conversations(
-        hass: HomeAssistant,
-        connection: websocket_api.ActiveConnection,
-        msg: dict[str, Any],
-    ) -> None:
-        try:
-            before = decode_cursor(msg["before"]) if "before" in msg else None
-        except ValueError:
-            connection.send_error(
-                msg["id"], websocket_api.ERR_INVALID_FORMAT, "`before` is not a cursor"
-            )
-            return
-        # The search box's words as typed: every one must be in the
-        # conversation, as the start of a word.
-        words_of_query = words(msg.get("query") or "")
-        try:
-            conversations, following = await record.async_read(
-                lambda db: database.list_conversations(
-                    db,
-                    limit=msg["limit"],
-                    before=before,
-                    channel=msg.get("channel"),
-                    device_id=msg.get("device_id"),
-                    match=match_expression(words_of_query) if words_of_query else None,
-                )
-            )
-        except StoreError as err:
-            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-            return
-        for summary in conversations:
-            summary["in_progress"] = record.in_progress(summary["conversation_id"])
-        connection.send_result(
-            msg["id"],
-            {"conversations": conversations, "next": encode_cursor(following)},
-        )
-
-    @websocket_api.websocket_command(
-        {
-            vol.Required("type"): f"{DOMAIN}/conversations/get",
-            vol.Required("conversation_id"): str,
-        }
-    )
-    @websocket_api.require_admin
-    @websocket_api.async_response
-    async def get_conversation(
-        hass: HomeAssistant,
-        connection: websocket_api.ActiveConnection,
-        msg: dict[str, Any],
-    ) -> None:
-        conversation_id = msg["conversation_id"]
-        try:
-            found = await record.async_read(
-                lambda db: database.get_conversation(db, conversation_id)
-            )
-        except StoreError as err:
-            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-            return
-        if found is None:
-            connection.send_error(
-                msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
-            )
-            return
-        found["in_progress"] = record.in_progress(conversation_id)
-        connection.send_result(msg["id"], found)
-
-    @websocket_api.websocket_command(
-        {vol.Required("type"): f"{DOMAIN}/conversations/devices"}
-    )
-    @websocket_api.require_admin
-    @websocket_api.async_response
-    async def list_devices(
-        hass: HomeAssistant,
-        connection: websocket_api.ActiveConnection,
-        msg: dict[str, Any],
-    ) -> None:
-        try:
-            devices = await record.async_read(database.list_devices)
-        except StoreError as err:
-            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-            return
-        connection.send_result(msg["id"], {"devices": devices})
-
-    @websocket_api.websocket_command(
-        {
-            vol.Required("type"): f"{DOMAIN}/conversations/delete",
-            vol.Required("conversation_id"): str,
-        }
-    )
-    @websocket_api.require_admin
-    @websocket_api.async_response
-    async def delete_conversation(
-        hass: HomeAssistant,
-        connection: websocket_api.ActiveConnection,
-        msg: dict[str, Any],
-    ) -> None:
-        try:
-            deleted = await record.async_delete(msg["conversation_id"])
-        except InProgress:
-            connection.send_error(
-                msg["id"],
-                ERR_IN_PROGRESS,
-                "A turn of this conversation is running; delete it when it ends",
-            )
-            return
-        except StoreError as err:
-            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-            return
-        if not deleted:
-            connection.send_error(
-                msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
-            )
-            return
-        connection.send_result(msg["id"])
-
     for command in (
-        list_conversations,
-        get_conversation,
-        list_devices,
-        delete_conversation,
+        websocket_list_conversations,
+        websocket_get_conversation,
+        websocket_list_devices,
+        websocket_delete_conversation,
     ):
         websocket_api.async_register_command(hass, command)
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/conversations/list",
+        vol.Optional("limit", default=20): vol.All(
+            int, vol.Range(min=1, max=MAX_LIMIT)
+        ),
+        vol.Optional("before"): str,
+        vol.Optional("channel"): vol.In(["voice", "text"]),
+        vol.Optional("query"): str,
+        vol.Optional("device_id"): str,
+    }
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def websocket_list_conversations(
+    hass: HomeAssistant,
+    connection: websocket_api.ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """A page of conversations, newest activity first, with its `next` cursor."""
+    record = hass.data[DATA_RECORD]
+    try:
+        before = decode_cursor(msg["before"]) if "before" in msg else None
+    except ValueError:
+        connection.send_error(
+            msg["id"], websocket_api.ERR_INVALID_FORMAT, "`before` is not a cursor"
+        )
+        return
+    # The search box's words as typed: every one must be in the
+    # conversation, as the start of a word.
+    words_of_query = list(dict.fromkeys(words(msg.get("query") or "")))
+    if len(words_of_query) > MAX_WORDS:
+        connection.send_error(
+            msg["id"],
+            websocket_api.ERR_INVALID_FORMAT,
+            f"Search for at most {MAX_WORDS} words",
+        )
+        return
+    try:
+        conversations, following = await record.async_read(
+            lambda db: database.list_conversations(
+                db,
+                limit=msg["limit"],
+                before=before,
+                channel=msg.get("channel"),
+                device_id=msg.get("device_id"),
+                match=match_expression(words_of_query) if words_of_query else None,
+            )
+        )
+    except StoreError as err:
+        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+        return
+    for summary in conversations:
+        summary["in_progress"] = record.in_progress(summary["conversation_id"])
+    connection.send_result(
+        msg["id"],
+        {"conversations": conversations, "next": encode_cursor(following)},
+    )
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/conversations/get",
+        vol.Required("conversation_id"): str,
+    }
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def websocket_get_conversation(
+    hass: HomeAssistant,
+    connection: websocket_api.ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """One conversation with its entries."""
+    record = hass.data[DATA_RECORD]
+    conversation_id = msg["conversation_id"]
+    try:
+        found = await record.async_read(
+            lambda db: database.get_conversation(db, conversation_id)
+        )
+    except StoreError as err:
+        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+        return
+    if found is None:
+        connection.send_error(
+            msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
+        )
+        return
+    found["in_progress"] = record.in_progress(conversation_id)
+    connection.send_result(msg["id"], found)
+
+
+@websocket_api.websocket_command(
+    {vol.Required("type"): f"{DOMAIN}/conversations/devices"}
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def websocket_list_devices(
+    hass: HomeAssistant,
+    connection: websocket_api.ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """The devices conversations were held on, for the panel's filter."""
+    try:
+        devices = await hass.data[DATA_RECORD].async_read(database.list_devices)
+    except StoreError as err:
+        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+        return
+    connection.send_result(msg["id"], {"devices": devices})
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/conversations/delete",
+        vol.Required("conversation_id"): str,
+    }
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def websocket_delete_conversation(
+    hass: HomeAssistant,
+    connection: websocket_api.ActiveConnection,
+    msg: dict[str, Any],
+) -> None:
+    """Delete a conversation, unless one of its turns is running."""
+    try:
+        deleted = await hass.data[DATA_RECORD].async_delete(msg["conversation_id"])
+    except InProgress:
+        connection.send_error(
+            msg["id"],
+            ERR_IN_PROGRESS,
+            "A turn of this conversation is running; delete it when it ends",
+        )
+        return
+    except StoreError as err:
+        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+        return
+    if not deleted:
+        connection.send_error(
+            msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
+        )
+        return
+    connection.send_result(msg["id"])

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import aiohttp
 
 from ..const import CONNECT_TIMEOUT
+from ..text import valid_unicode_data
 from .credentials import without_credentials
 
 _LOGGER = logging.getLogger(__name__)
@@ -23,6 +24,8 @@ MAX_MODELS_BODY = 1024 * 1024
 MAX_EVENT_BYTES = 1024 * 1024
 # SSE lines end in CRLF, LF or a lone CR.
 LINE_END = re.compile(rb"\r\n|\r|\n")
+# A JSON escape of a surrogate (as in \ud800): the event may hold half a pair.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class LlamaServerError(Exception):
@@ -303,6 +306,9 @@ class EventParser:
                 return
             try:
                 chunk = json.loads(data)
+                if SURROGATE_ESCAPE.search(data):
+                    # Half a pair would break the next request and the record.
+                    chunk = valid_unicode_data(chunk)
             except (ValueError, RecursionError):
                 _LOGGER.debug("Skipping an event that is not JSON: %.200r", data)
                 yield None

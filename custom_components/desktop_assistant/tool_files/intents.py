@@ -7,8 +7,10 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import intent
 import probatio
 
+from ..agent.spoken import async_spoken_text
 from ..const import INTENT_PREFIX
 from ..tools import ToolRegistry, ToolSpec, camel_case
+from .access import async_may_run_directly
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -52,29 +54,22 @@ class ToolIntentHandler(intent.IntentHandler):
 
     @override
     async def async_handle(self, intent_obj: intent.Intent) -> intent.IntentResponse:
-        """Run the tool; an `error: ...` result becomes an error response."""
+        """Run the tool; an `error: ...` result becomes an error response.
+
+        A signed-in person who is not an administrator is refused, in the
+        intent's language (see access.py).
+        """
         response = intent_obj.create_response()
-        try:
-            slots = self.async_validate_slots(intent_obj.slots)
-        except probatio.Invalid as err:
-            text = f"error: invalid arguments: {err}"
-        else:
-            # Home Assistant lets extra slots through (a sentence may add
-            # some); the tool gets only its own parameters.
-            arguments = {
-                name: slot["value"]
-                for name, slot in slots.items()
-                if name in self._parameters
-            }
-            if self._changes:
-                # A custom sentence or automation is the person's own decision.
-                _LOGGER.info(
-                    "Running %s for intent %s: %s",
-                    self.tool_name,
-                    self.intent_type,
-                    arguments,
-                )
-            text = await self._registry.async_run(self.tool_name, arguments)
+        if not await async_may_run_directly(intent_obj.hass, intent_obj.context):
+            refusal = await async_spoken_text(
+                intent_obj.hass, "tool_admin_only", intent_obj.language
+            )
+            response.async_set_error(
+                intent.IntentResponseErrorCode.FAILED_TO_HANDLE,
+                refusal.replace("{tool}", self.tool_name),
+            )
+            return response
+        text = await self._async_run(intent_obj)
         if text.startswith("error:"):
             response.async_set_error(
                 intent.IntentResponseErrorCode.FAILED_TO_HANDLE, text
@@ -82,6 +77,29 @@ class ToolIntentHandler(intent.IntentHandler):
         else:
             response.async_set_speech(text)
         return response
+
+    async def _async_run(self, intent_obj: intent.Intent) -> str:
+        """Run the tool with the intent's slots; its answer or `error: ...`."""
+        try:
+            slots = self.async_validate_slots(intent_obj.slots)
+        except probatio.Invalid as err:
+            return f"error: invalid arguments: {err}"
+        # Home Assistant lets extra slots through (a sentence may add some);
+        # the tool gets only its own parameters.
+        arguments = {
+            name: slot["value"]
+            for name, slot in slots.items()
+            if name in self._parameters
+        }
+        if self._changes:
+            # A custom sentence or automation is its author's own decision.
+            _LOGGER.info(
+                "Running %s for intent %s: %s",
+                self.tool_name,
+                self.intent_type,
+                arguments,
+            )
+        return await self._registry.async_run(self.tool_name, arguments)
 
 
 @callback

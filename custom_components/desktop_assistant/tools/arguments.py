@@ -1,7 +1,8 @@
 """Turn a model's (or a person's) arguments into the strings put into argv.
 
 Whatever the arguments hold (numbers of any size, any nesting, any text),
-the answer is the values or an ArgumentError; nothing else is raised.
+the answer is the values or an ArgumentError; nothing else is raised. A
+number reaches a tool with at most MAX_DIGITS digits.
 """
 
 from collections.abc import Callable, Mapping
@@ -13,8 +14,10 @@ from typing import Any
 from .spec import PLACEHOLDER, Param, ToolSpec
 
 INTEGER = re.compile(r"[+-]?\d+")
-# Python's own limit for turning digits into an int; no tool needs more.
-MAX_DIGITS = 4300
+DIGIT = re.compile(r"\d")
+# As many digits as a 64-bit integer has: no tool needs a longer number, and
+# one of hundreds of digits is a model gone wrong, not a value to pass on.
+MAX_DIGITS = 20
 BIGGEST = 10**MAX_DIGITS
 # How much of a wrong value an error message quotes.
 PREVIEW = 40
@@ -78,7 +81,7 @@ def _as_text(param: Param, value: object) -> str:
         return ""
     if _too_many_digits(param, value):
         raise ArgumentError(f"parameter {param.name!r} has over {MAX_DIGITS} digits")
-    if (text := CONVERTERS[param.type](value)) is not None:
+    if (text := CONVERTERS[param.python_type](value)) is not None:
         return text
     raise ArgumentError(
         f"parameter {param.name!r} must be {_article(param)}, got {_preview(value)}"
@@ -86,13 +89,23 @@ def _as_text(param: Param, value: object) -> str:
 
 
 def _too_many_digits(param: Param, value: object) -> bool:
-    """Whether int() or str() of the value would refuse it (or take seconds)."""
+    """Whether the value would reach the tool as a number of over MAX_DIGITS digits.
+
+    A float is written with an exponent, except for an integer parameter,
+    which gets all its digits.
+    """
+    if isinstance(value, bool):
+        return False
     if isinstance(value, int):
         return abs(value) >= BIGGEST
-    if param.type == "integer" and isinstance(value, str):
-        return bool(INTEGER.fullmatch(text := value.strip())) and (
-            len(text.lstrip("+-")) > MAX_DIGITS
+    if isinstance(value, float):
+        return (
+            param.python_type is int
+            and math.isfinite(value)
+            and (abs(value) >= BIGGEST)
         )
+    if isinstance(value, str) and param.python_type in (int, float):
+        return len(DIGIT.findall(value)) > MAX_DIGITS
     return False
 
 
@@ -163,11 +176,12 @@ def _boolean(value: object) -> str | None:
     return None
 
 
-CONVERTERS: dict[str, Callable[[object], str | None]] = {
-    "string": _string,
-    "integer": _integer,
-    "number": _number,
-    "boolean": _boolean,
+# Keyed by the Python types of spec.PARAM_TYPES, where the type names are.
+CONVERTERS: dict[type, Callable[[object], str | None]] = {
+    str: _string,
+    int: _integer,
+    float: _number,
+    bool: _boolean,
 }
 
 
@@ -192,7 +206,7 @@ def _check_no_option(spec: ToolSpec, values: Mapping[str, str]) -> None:
         while match := PLACEHOLDER.match(element, position):
             name = match[1]
             if values[name]:
-                if spec.params[name].type == "string" and values[name][0] == "-":
+                if spec.params[name].python_type is str and values[name][0] == "-":
                     raise ArgumentError(
                         f'parameter {name!r} may not start with "-": '
                         "the command would read it as an option"
@@ -209,4 +223,4 @@ def _is_finite_number(text: str) -> bool:
 
 
 def _article(param: Param) -> str:
-    return f"an {param.type}" if param.type == "integer" else f"a {param.type}"
+    return f"an {param.type}" if param.type[0] in "aeiou" else f"a {param.type}"

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 import re
 import tomllib
-from typing import Any, cast
+from typing import Any
 
 from .spec import (
     DEFAULT_TIMEOUT,
@@ -17,7 +17,6 @@ from .spec import (
     PARAM_TYPES,
     PLACEHOLDER,
     Param,
-    ParamType,
     Problem,
     ToolFolder,
     ToolSpec,
@@ -225,13 +224,15 @@ def _parse_params(table: object, check: Report) -> dict[str, Param]:
             if inner not in PARAM_KEYS:
                 check(f"{key}.{inner}", _unknown_param_key(inner))
         param_type = entry.get("type")
+        # A TOML array or table is no type name (and no key of PARAM_TYPES).
+        known = isinstance(param_type, str) and param_type in PARAM_TYPES
         if param_type is None:
             check(f"{key}.type", "is missing (required)")
-        elif param_type not in PARAM_TYPES:
+        elif not known:
             check(f"{key}.type", f"must be one of {', '.join(PARAM_TYPES)}")
         description = _required_text(entry, "description", _prefixed(key, check))
-        if param_type in PARAM_TYPES and description is not None:
-            params[name] = Param(name, cast(ParamType, param_type), description)
+        if known and description is not None:
+            params[name] = Param(name, param_type, description)
         else:
             # Keeps placeholders naming it from being reported a second time.
             params[name] = Param(name, "string", "")

@@ -4,11 +4,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 import re
-from typing import Any, Literal
+from typing import Final
 
-type ParamType = Literal["string", "integer", "number", "boolean"]
-
-PARAM_TYPES: tuple[ParamType, ...] = ("string", "integer", "number", "boolean")
+# The one table of parameter types: the name a tool file and the model's JSON
+# schema use -> the Python type of the value the model is asked to send.
+PARAM_TYPES: Final[dict[str, type]] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+}
 # Tool and parameter names: the file name of a tool, a key in its [params].
 NAME = re.compile(r"[a-z0-9_]+")
 # A `{name}` inside a command element. Any word in braces is one, so a
@@ -22,8 +27,14 @@ class Param:
     """One parameter of a tool, offered to the model as a JSON schema property."""
 
     name: str
-    type: ParamType
+    # A key of PARAM_TYPES.
+    type: str
     description: str
+
+    @property
+    def python_type(self) -> type:
+        """The Python type of a value for this parameter (`float` for number)."""
+        return PARAM_TYPES[self.type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,17 +54,6 @@ class ToolSpec:
     destructive: bool = False
     # Language tag -> the question asked before it runs, with {param}s.
     confirm: dict[str, str] = field(default_factory=dict)
-
-    def json_schema(self) -> dict[str, Any]:
-        """Return the parameters as the JSON schema of a function for the model."""
-        return {
-            "type": "object",
-            "properties": {
-                param.name: {"type": param.type, "description": param.description}
-                for param in self.params.values()
-            },
-            "additionalProperties": False,
-        }
 
     def announcements(self, language: str | None) -> tuple[str, ...]:
         """Return the phrases to say while the tool runs, for a conversation language.

@@ -1,13 +1,16 @@
-"""The record: turns appended off the event loop, quiet, retention, deletes."""
+"""The conversation record: turns, reads, deletes, retention and quiet.
 
-import asyncio
-from collections import Counter, deque
+Writes go through the record's WriteQueue (write_queue.py), off the event
+loop and in order.
+"""
+
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 import logging
 import sqlite3
-from typing import Any, Final
+from typing import Final
 
 from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigEntry
@@ -34,40 +37,21 @@ from ..const import (
     DEFAULT_RETENTION_DAYS,
     DOMAIN,
 )
-from ..store import Store, StoreError, StoreLocked, StoreUnwritable
+from ..store import Store, StoreError
 from . import database
 from .models import Channel, ConversationStart, Entry, TurnWrite
 from .turn import turn_entries, user_entry
+from .write_queue import WriteQueue
 
 _LOGGER = logging.getLogger(__name__)
 
 SIGNAL_QUIET: Final = f"{DOMAIN}_conversation_quiet"
-# A write that fails because the file is locked or cannot be written is
-# tried again after these pauses, then dropped.
-RETRY_DELAYS: Final = (1.0, 5.0, 30.0)
-# Writes waiting for the database beyond this are dropped, not queued.
-MAX_PENDING: Final = 1000
 QUIET_CHECK: Final = timedelta(minutes=1)
-# Writes start this many turns of the event loop after the first is queued
-# (not a time: a clock frozen in tests must not stop them).
-WRITE_DELAY: Final = 3
 RETENTION_HOUR: Final = 4
 
 
 class InProgress(Exception):
     """A turn of the conversation is running."""
-
-
-@dataclass
-class Write:
-    """Work for the database, in the order it was asked for."""
-
-    work: Callable[[sqlite3.Connection], Any]
-    # What the work is, for a warning; never the transcript.
-    what: str
-    done: asyncio.Future[Any] | None = None
-    # A turn's entries: consecutive turns are written in one transaction.
-    turn: TurnWrite | None = None
 
 
 def heard_by_pipeline(hass: HomeAssistant, conversation_id: str) -> bool:
@@ -114,8 +98,7 @@ class Record:
         """Record into `store`."""
         self.hass = hass
         self.store = store
-        self._pending: deque[Write] = deque()
-        self._writer: asyncio.Task[None] | None = None
+        self._writes = WriteQueue(hass, store)
         # Conversation id -> how many of its turns are running.
         self._running: Counter[str] = Counter()
         self._unsubscribe: list[CALLBACK_TYPE] = []
@@ -229,95 +212,13 @@ class Record:
     @callback
     def async_enqueue_turn(self, write: TurnWrite) -> None:
         """Append a turn's entries, after every write asked for before."""
-        self._enqueue(
-            Write(
-                lambda connection: database.append_turns(connection, [write]),
-                f"entries of conversation {write.start.conversation_id}",
-                turn=write,
-            )
-        )
-
-    # The queue of writes, worked through by one task at a time, in order
-
-    @callback
-    def _enqueue(self, write: Write) -> None:
-        if len(self._pending) >= MAX_PENDING:
-            _LOGGER.warning(
-                "Conversation record: too many waiting writes; dropped %s", write.what
-            )
-            if write.done is not None:
-                write.done.set_exception(StoreLocked("too many waiting writes"))
-            return
-        self._pending.append(write)
-        if self._writer is None:
-            # Not eager: the turn that asked does not wait for the database.
-            self._writer = self.hass.async_create_task(
-                self._async_write_pending(),
-                f"{DOMAIN} record writer",
-                eager_start=False,
-            )
-
-    async def _async_write_pending(self) -> None:
-        try:
-            # The turn that asked ends first, and turns ending meanwhile
-            # (satellites talking at once) share one transaction.
-            for _ in range(WRITE_DELAY):
-                await asyncio.sleep(0)
-            while self._pending:
-                write = self._next_write()
-                try:
-                    result = await self._async_write(write)
-                except StoreError as err:
-                    if write.done is not None and not write.done.done():
-                        write.done.set_exception(err)
-                else:
-                    if write.done is not None and not write.done.done():
-                        write.done.set_result(result)
-        finally:
-            self._writer = None
-
-    def _next_write(self) -> Write:
-        """The next write; consecutive turns are joined into one."""
-        write = self._pending.popleft()
-        if write.turn is None:
-            return write
-        turns = [write.turn]
-        while self._pending and (turn := self._pending[0].turn) is not None:
-            self._pending.popleft()
-            turns.append(turn)
-        if len(turns) == 1:
-            return write
-        return Write(
-            lambda connection: database.append_turns(connection, turns),
-            f"entries of {len(turns)} turns",
-        )
-
-    async def _async_write(self, write: Write) -> Any:
-        for delay in (*RETRY_DELAYS, None):
-            try:
-                return await self.store.async_run(write.work)
-            except (StoreLocked, StoreUnwritable) as err:
-                if delay is None:
-                    _LOGGER.warning(
-                        "Conversation record: dropped %s after %s tries: %s",
-                        write.what,
-                        len(RETRY_DELAYS) + 1,
-                        err,
-                    )
-                    raise
-                await asyncio.sleep(delay)
-            except StoreError as err:
-                _LOGGER.warning("Conversation record: dropped %s: %s", write.what, err)
-                raise
-        raise AssertionError("unreachable")
+        self._writes.async_enqueue_turn(write)
 
     async def async_run_write[T](
         self, work: Callable[[sqlite3.Connection], T], what: str
     ) -> T:
         """Run a write after those already queued, and return its result."""
-        done: asyncio.Future[T] = self.hass.loop.create_future()
-        self._enqueue(Write(work, what, done))
-        return await done
+        return await self._writes.async_run_write(work, what)
 
     # Reads
 

@@ -1,0 +1,22 @@
+"""Who may run a tool file directly, outside an agent's conversation.
+
+The run_tool action and the tool intents run a tool at once, a changing one
+included: an automation, a script or a custom sentence is its author's
+decision. A signed-in person who is not an administrator may not decide
+that; an agent's tool call (llm.py) still asks the person for a yes.
+"""
+
+from homeassistant.core import Context, HomeAssistant
+
+
+async def async_may_run_directly(hass: HomeAssistant, context: Context) -> bool:
+    """Whether the caller may run a tool directly.
+
+    Yes with no user (automations, triggers) or a system user (HA's own
+    integrations, the supervisor), and for an administrator; no for any
+    other user, and for a user id nobody has.
+    """
+    if context.user_id is None:
+        return True
+    user = await hass.auth.async_get_user(context.user_id)
+    return user is not None and (user.is_admin or user.system_generated)
