@@ -12,7 +12,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent, llm
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .agent.confirmation import HeldCall, Reply, phrases_for
+from .agent.confirmation import HeldCall, Reply, asker_of, phrases_for
 from .agent.language import LanguageDetector
 from .agent.spoken import async_spoken_text
 from .agent.turn import Turn
@@ -144,7 +144,7 @@ class DesktopAssistantConversationEntity(
 
         # Background generation (the nightly pass) steps aside meanwhile.
         with async_get_activity(self.hass).turn():
-            await self._async_reply(chat_log, turn)
+            await self._async_reply(user_input, chat_log, turn)
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:
             result.response.async_set_error(
@@ -153,7 +153,12 @@ class DesktopAssistantConversationEntity(
             )
         return result
 
-    async def _async_reply(self, chat_log: conversation.ChatLog, turn: Turn) -> None:
+    async def _async_reply(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+    ) -> None:
         """Answer the question, or the agent's own question about held calls.
 
         On a yes the held calls run as they were asked about, and the model
@@ -161,7 +166,8 @@ class DesktopAssistantConversationEntity(
         question. A turn whose tool calls were held ends with the question.
         """
         confirmations = self.hass.data[DATA_CONFIRMATIONS]
-        reply, confirmed = confirmations.answer(chat_log)
+        asker = asker_of(user_input.context, user_input.device_id)
+        reply, confirmed = confirmations.answer(chat_log, asker)
         if reply is Reply.NO:
             await _async_say(
                 self.entity_id, chat_log, phrases_for(turn.language).cancelled
