@@ -145,12 +145,36 @@ class DesktopAssistantConversationEntity(
         # Background generation (the nightly pass) steps aside meanwhile.
         with async_get_activity(self.hass).turn():
             await self._async_reply(user_input, chat_log, turn)
+        return self._async_result(user_input, chat_log, turn)
+
+    def _async_result(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+    ) -> conversation.ConversationResult:
+        """Return the turn's answer; a fault says which in `speech_slots`.
+
+        Assist's dialog shows an error response as a red bubble of its own
+        after whatever was streamed. So only a fault before any text is an
+        error (`failed_to_handle`: the agent could not handle the request),
+        its sentence the whole answer; after text the person saw, the
+        sentence ends that answer, which stays one.
+        """
+        if turn.fault and not turn.spoke:
+            chat_log.async_add_assistant_content_without_tools(
+                conversation.AssistantContent(
+                    agent_id=self.entity_id, content=turn.fault_sentence
+                )
+            )
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:
-            result.response.async_set_error(
-                intent.IntentResponseErrorCode.UNKNOWN,
-                result.response.speech["plain"]["speech"],
-            )
+            if not turn.spoke:
+                result.response.async_set_error(
+                    intent.IntentResponseErrorCode.FAILED_TO_HANDLE,
+                    result.response.speech["plain"]["speech"],
+                )
+            result.response.async_set_speech_slots({"fault": turn.fault})
         return result
 
     async def _async_reply(
