@@ -71,11 +71,8 @@ from .llm import filter_invalid_llm_apis
 from .server.client import LlamaServerClient, LlamaServerError
 from .server.credentials import without_credentials
 from .tool_files import async_install_examples
-from .tool_files.examples import InstallReport
 
 _LOGGER = logging.getLogger(__name__)
-
-CONF_INSTALL_EXAMPLES = "install_examples"
 
 # The form error for each kind of fault checking the server can end in
 # (LlamaServerError.kind); any other failure is `unknown`.
@@ -293,10 +290,6 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
 class EntryOptionsFlow(OptionsFlow):
     """How conversations are kept, and the example tools installed from the UI."""
 
-    def __init__(self) -> None:
-        """Start with nothing installed."""
-        self._report = InstallReport((), ())
-
     async def async_step_init(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
@@ -328,40 +321,29 @@ class EntryOptionsFlow(OptionsFlow):
     async def async_step_install_examples(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Offer to install the example tools; files already there are kept."""
-        errors: dict[str, str] = {}
-        if user_input is not None:
-            if not user_input[CONF_INSTALL_EXAMPLES]:
-                return self.async_create_entry(data=dict(self.config_entry.options))
-            try:
-                self._report = await async_install_examples(self.hass)
-            except OSError as err:
-                _LOGGER.warning("Cannot install the example tools: %s", err)
-                errors["base"] = "cannot_write"
-            else:
-                return await self.async_step_examples_installed()
-        return self.async_show_form(
-            step_id="install_examples",
-            data_schema=vol.Schema(
-                {vol.Required(CONF_INSTALL_EXAMPLES, default=False): bool}
-            ),
-            description_placeholders={"folder": CONFIG_FOLDER},
-            errors=errors,
-        )
+        """Install the example tools, chosen in the menu, and say what was copied.
 
-    async def async_step_examples_installed(
-        self, user_input: dict[str, Any] | None = None
-    ) -> ConfigFlowResult:
-        """Say what was copied and what was kept; the options stay as they are."""
-        if user_input is not None:
-            return self.async_create_entry(data=dict(self.config_entry.options))
-        return self.async_show_form(
-            step_id="examples_installed",
-            data_schema=vol.Schema({}),
-            description_placeholders={
-                "folder": CONFIG_FOLDER,
-                "installed": ", ".join(self._report.installed) or "-",
-                "skipped": ", ".join(self._report.skipped) or "-",
+        Files already there are kept; the options stay as they are.
+        """
+        placeholders = {"folder": CONFIG_FOLDER}
+        try:
+            report = await async_install_examples(self.hass)
+        except OSError as err:
+            _LOGGER.warning("Cannot install the example tools: %s", err)
+            return self.async_abort(
+                reason="cannot_install_examples", description_placeholders=placeholders
+            )
+        if not report.installed:
+            return self.async_abort(
+                reason="examples_already_installed",
+                description_placeholders=placeholders,
+            )
+        return self.async_abort(
+            reason="examples_installed",
+            description_placeholders=placeholders
+            | {
+                "installed": ", ".join(report.installed),
+                "skipped": ", ".join(report.skipped) or "-",
             },
         )
 
