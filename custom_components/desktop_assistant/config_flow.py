@@ -2,7 +2,6 @@
 
 from collections.abc import Mapping
 import logging
-import re
 from typing import Any
 
 from homeassistant.config_entries import (
@@ -70,6 +69,7 @@ from .const import (
 from .llm import filter_invalid_llm_apis
 from .server.client import LlamaServerClient, LlamaServerError
 from .server.credentials import without_credentials
+from .text import model_name
 from .tool_files import async_install_examples
 
 _LOGGER = logging.getLogger(__name__)
@@ -138,17 +138,23 @@ REAUTH_SCHEMA = vol.Schema(
 )
 
 
-def agent_name(model: str) -> str:
-    """Return the name a person recognises for a model: its file's stem.
+def unique_name(name: str, taken: set[str]) -> str:
+    """Return `name`, or `name 2`, `name 3`... when another entity has it."""
+    candidate, number = name, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{name} {number}"
+    return candidate
 
-    llama-server lists the path it was started with (`/models/Qwen3-8B.gguf`)
-    unless it was given an alias.
-    """
-    file_name = re.split(r"[\\/]", model.strip())[-1]
-    stem = (
-        file_name[: -len(".gguf")] if file_name.lower().endswith(".gguf") else file_name
-    )
-    return stem or DEFAULT_NAME
+
+def default_agent_name(hass: HomeAssistant, model: str) -> str:
+    """Return a new agent's name: its model file's stem, unique among ours."""
+    taken = {
+        subentry.title
+        for entry in hass.config_entries.async_entries(DOMAIN)
+        for subentry in entry.subentries.values()
+    }
+    return unique_name(model_name(model) or DEFAULT_NAME, taken)
 
 
 def _server_input(user_input: dict[str, Any]) -> tuple[str, str | None]:
@@ -204,7 +210,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
                     subentries=[
                         {
                             "subentry_type": "conversation",
-                            "title": agent_name(model),
+                            "title": default_agent_name(self.hass, model),
                             "data": DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model},
                             "unique_id": None,
                         }
@@ -365,8 +371,8 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             return self.async_abort(reason="entry_not_loaded")
         is_new = self.source == "user"
         if user_input is not None:
-            title = user_input.pop(CONF_NAME).strip() or agent_name(
-                user_input[CONF_MODEL]
+            title = user_input.pop(CONF_NAME).strip() or default_agent_name(
+                self.hass, user_input[CONF_MODEL]
             )
             if is_new:
                 return self.async_create_entry(title=title, data=user_input)
@@ -391,7 +397,7 @@ class ModelSubentryFlow(ConfigSubentryFlow):
         if is_new:
             model = models[0] if models else ""
             options = self.defaults | {CONF_MODEL: model}
-            name = agent_name(model)
+            name = default_agent_name(self.hass, model)
         else:
             subentry = self._get_reconfigure_subentry()
             options = self.defaults | dict(subentry.data)

@@ -27,6 +27,7 @@ from .const import (
 from .runtime import DATA_CONFIRMATIONS, DesktopAssistantConfigEntry
 from .server.client import LlamaServerError
 from .server.stream import Answer, Delta
+from .text import model_name
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -48,7 +49,8 @@ class DesktopAssistantEntity(Entity):
             identifiers={(DOMAIN, subentry.subentry_id)},
             name=subentry.title,
             manufacturer="llama.cpp",
-            model=subentry.data.get(CONF_MODEL),
+            # The model's file, not the path llama-server was started with.
+            model=model_name(subentry.data.get(CONF_MODEL) or "") or None,
             entry_type=dr.DeviceEntryType.SERVICE,
         )
 
