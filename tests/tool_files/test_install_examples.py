@@ -198,6 +198,13 @@ async def test_issue_is_raised_only_without_a_tools_folder(
     assert issues.async_get_issue(DOMAIN, "no_tools_folder") is not None
 
 
+def unloaded_entry(hass: HomeAssistant) -> MockConfigEntry:
+    """An entry to configure; it need not be loaded: its llama-server plays no part."""
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:9/v1"})
+    entry.add_to_hass(hass)
+    return entry
+
+
 async def install_from_the_menu(hass: HomeAssistant, entry: MockConfigEntry) -> dict:
     """Configure, then the menu's install item: what the person sees next."""
     options = hass.config_entries.options
@@ -216,9 +223,7 @@ async def test_install_from_the_entrys_configure_button(
     folder = folder_of(hass)
     (folder / "tools").mkdir(parents=True)
     (folder / "tools" / "weather.toml").write_text(USER_WEATHER)
-    # The entry need not be loaded: its llama-server plays no part.
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:9/v1"})
-    entry.add_to_hass(hass)
+    entry = unloaded_entry(hass)
 
     result = await install_from_the_menu(hass, entry)
 
@@ -254,8 +259,7 @@ async def test_install_from_the_menu_into_a_folder_that_cannot_be_written(
 ) -> None:
     folder_of(hass).write_text("not a folder")
     await setup_integration()
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:9/v1"})
-    entry.add_to_hass(hass)
+    entry = unloaded_entry(hass)
 
     result = await install_from_the_menu(hass, entry)
 
