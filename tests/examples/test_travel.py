@@ -261,6 +261,15 @@ async def test_a_time_without_offset_is_read_in_the_tools_zone(
     assert "you arrive at 08:38" in result
 
 
+async def test_departing_now_is_live_traffic(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    result = await travel.run("travel", {"destination": "Schiphol", "depart_at": "Now"})
+
+    assert "with current traffic" in result
+    assert "departAt" not in tomtom.requests[-1]
+
+
 async def test_a_time_with_an_offset_keeps_it(
     travel: ExampleFolder, tomtom: TomTom
 ) -> None:

@@ -113,6 +113,9 @@ def main(arguments: list[str]) -> str:
 
 def parse_when(arrive_text: str, depart_text: str, zone: tzinfo | None) -> When | None:
     """Read the arrival or the departure asked for; both at once are refused."""
+    # "now" is how a model may well say that the trip starts now.
+    if depart_text.casefold() == "now":
+        depart_text = ""
     if arrive_text and depart_text:
         raise HelperError(
             "give arrive_at or depart_at, not both: arrive_at is the latest "
