@@ -108,7 +108,13 @@ def heard(answer: Answer) -> str:
         return (
             f"nothing (raises {type(answer.error).__name__}: {str(answer.error)[:80]})"
         )
-    return f'"{answer.speech}"' + (" (error response)" if answer.is_error else "")
+    # One table cell: the paragraph before a fault sentence becomes a space.
+    said = " ".join((answer.speech or "").split())
+    if answer.is_error:
+        return f'"{said}" (error response)'
+    if answer.fault:
+        return f'"{said}" (fault {answer.fault} after text)'
+    return f'"{said}"'
 
 
 def results_text(answer: Answer) -> str:

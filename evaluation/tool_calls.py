@@ -183,12 +183,24 @@ def check(case: Case, answer: Answer) -> list[tuple[bool, str]]:
     language = language_of(heard) if heard else "none"
     checks.append(
         (
-            not answer.is_error and language == case.language,
+            not answer.is_error and not answer.fault and language == case.language,
             f"answers in {LANGUAGE_NAMES[case.language]} "
-            f"(detected {language}): {heard[:100]!r}",
+            f"(detected {language}): {heard[:100]!r}{fault_hint(answer)}",
         )
     )
     return checks
+
+
+def fault_hint(answer: Answer) -> str:
+    """Say when what was heard ends with the agent's fault sentence."""
+    if answer.fault:
+        return (
+            f" - the agent's fault sentence ({answer.fault}: llama-server failed), "
+            "not the model's answer"
+        )
+    if answer.is_error:
+        return " - an error response of the agent, not the model's answer"
+    return ""
 
 
 @contextlib.asynccontextmanager

@@ -18,6 +18,7 @@ import pytest
 from tests.harness.llama_server import (
     LlamaServerStandIn,
     Reply,
+    error_body,
     serve,
     text_reply,
     tool_call_reply,
@@ -200,6 +201,36 @@ async def test_a_bad_model_fails_where_it_is_wrong(
         "FAIL  calls no tool (called: ['search'])",
     ], output
     assert "21 of 25 expectations passed" in output
+
+
+async def test_a_fault_sentence_is_named_as_such(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    """A question llama-server fails says so, not just "wrong language"."""
+    play = playing(GOOD_MODEL)
+
+    def reply_to(body: dict[str, Any]) -> Reply:
+        if any(
+            message["role"] == "user" and message["content"].startswith("Che ore")
+            for message in body["messages"]
+        ):
+            return Reply(
+                status=500, body=error_body(500, "out of memory", "server_error")
+            )
+        return play(body)
+
+    stand_in.reply_to = reply_to
+
+    status, output = await eval_tools(stand_in.url)
+
+    assert status == 1, output
+    failures = [line for line in verdicts(output) if line.startswith("FAIL")]
+    assert failures == [
+        "FAIL  calls now (called: none)",
+        "FAIL  answers in Italian (detected it): 'Scusa, il server del modello "
+        "linguistico ha segnalato un errore.' - the agent's fault sentence "
+        "(server_error: llama-server failed), not the model's answer",
+    ], output
 
 
 async def test_a_server_that_is_down_is_reported(

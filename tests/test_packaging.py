@@ -7,10 +7,15 @@ what this repository ships are checked here.
 import json
 from pathlib import Path
 import re
+import shutil
 import struct
+import subprocess
+import sys
+import zipfile
 
 from awesomeversion import AwesomeVersion
 from homeassistant.const import __version__ as ha_version
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,3 +152,148 @@ def test_every_action_has_an_icon() -> None:
     assert all(
         entry["service"].startswith("mdi:") for entry in icons["services"].values()
     )
+
+
+def run_package(root: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """Run `root`'s scripts/package, as the release workflow does."""
+    return subprocess.run(
+        [sys.executable, str(root / "scripts" / "package"), *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def release_steps() -> list[dict]:
+    workflow = yaml.safe_load(
+        (ROOT / ".github" / "workflows" / "release.yml").read_text()
+    )
+    # YAML 1.1 reads the key `on` as true.
+    assert workflow[True] == {"push": {"tags": ["v*"]}}
+    assert workflow["permissions"] == {"contents": "write"}
+    (job,) = workflow["jobs"].values()
+    return job["steps"]
+
+
+def test_release_workflow_hacs_and_manifest_agree() -> None:
+    version = load(INTEGRATION / "manifest.json")["version"]
+    hacs = load(ROOT / "hacs.json")
+    steps = release_steps()
+
+    # The version is X.Y.Z; a release is its tag, v + the version.
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
+    assert AwesomeVersion(version).strategy == "SemVer"
+    assert hacs["zip_release"] is True
+    assert re.fullmatch(r"[a-z_]+\.zip", hacs["filename"])
+    (package,) = [step for step in steps if "scripts/package" in step.get("run", "")]
+    assert package["run"] == 'scripts/package "$GITHUB_REF_NAME" dist'
+    (release,) = [
+        step for step in steps if step.get("uses", "").startswith("softprops/")
+    ]
+    assert release["with"]["files"] == f"dist/{hacs['filename']}"
+    assert release["with"]["body_path"] == "dist/release-notes.md"
+    # The add-ons (if any) follow the same version.
+    for config in sorted(ROOT.glob("addons/*/config.yaml")):
+        assert str(yaml.safe_load(config.read_text())["version"]) == version, config
+
+
+def test_this_version_packages(tmp_path: Path) -> None:
+    """The tree as it is releases: CHANGELOG.md has the manifest's version."""
+    version = load(INTEGRATION / "manifest.json")["version"]
+
+    done = run_package(ROOT, f"v{version}", str(tmp_path))
+
+    assert done.returncode == 0, done.stderr
+    filename = load(ROOT / "hacs.json")["filename"]
+    with zipfile.ZipFile(tmp_path / filename) as archive:
+        names = archive.namelist()
+        # HACS unpacks the zip into custom_components/desktop_assistant/.
+        assert json.loads(archive.read("manifest.json"))["version"] == version
+    expected = sorted(
+        path.relative_to(INTEGRATION).as_posix()
+        for path in INTEGRATION.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    )
+    assert names == expected
+    assert "translations/en.json" in names
+    notes = (tmp_path / "release-notes.md").read_text()
+    assert notes.strip()
+    assert "## [" not in notes
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A copy of what scripts/package reads, to break."""
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts" / "package", root / "scripts" / "package")
+    for name in ("hacs.json", "CHANGELOG.md"):
+        shutil.copy2(ROOT / name, root / name)
+    shutil.copytree(
+        INTEGRATION,
+        root / "custom_components" / INTEGRATION.name,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    manifest = root / "custom_components" / INTEGRATION.name / "manifest.json"
+    manifest.write_text(json.dumps(load(manifest) | {"version": "1.4.2"}))
+    (root / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## [1.4.2] - 2027-01-05\n\n- Better.\n\n"
+        "## [1.4.1] - 2027-01-01\n\n- Good.\n"
+    )
+    return root
+
+
+def write_addon(root: Path, name: str, version: str) -> None:
+    folder = root / "addons" / name
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(
+        f'name: {name}\nversion: "{version}"\nslug: {name}\n'
+    )
+
+
+def test_package_writes_the_zip_and_the_versions_notes(tree: Path) -> None:
+    write_addon(tree, "kokoro", "1.4.2")
+    write_addon(tree, "whisper", "1.4.2")
+
+    done = run_package(tree, "v1.4.2", str(tree / "dist"))
+
+    assert done.returncode == 0, done.stderr
+    assert "desktop_assistant.zip" in done.stdout
+    assert (tree / "dist" / "release-notes.md").read_text() == "- Better.\n"
+    with zipfile.ZipFile(tree / "dist" / "desktop_assistant.zip") as archive:
+        assert json.loads(archive.read("manifest.json"))["version"] == "1.4.2"
+
+
+@pytest.mark.parametrize(
+    ("tag", "version", "addon", "changelog", "refusal"),
+    [
+        ("v1.4.1", "1.4.2", None, None, "tag v1.4.1 does not match manifest.json's"),
+        ("1.4.2", "1.4.2", None, None, "tag 1.4.2 does not match manifest.json's"),
+        ("v1.4", "1.4", None, None, "manifest.json's version '1.4' is not X.Y.Z"),
+        ("v1.4.2", "1.4.2", "1.4.1", None, "add-on kokoro has version 1.4.1"),
+        ("v1.4.2", "1.4.2", None, "# Changelog\n", "CHANGELOG.md has no section"),
+        ("v; rm -rf /", "1.4.2", None, None, "tag v; rm -rf / does not match"),
+    ],
+)
+def test_package_refuses_what_disagrees(
+    tree: Path,
+    tag: str,
+    version: str,
+    addon: str | None,
+    changelog: str | None,
+    refusal: str,
+) -> None:
+    manifest = tree / "custom_components" / INTEGRATION.name / "manifest.json"
+    manifest.write_text(json.dumps(load(manifest) | {"version": version}))
+    if addon is not None:
+        write_addon(tree, "kokoro", addon)
+    if changelog is not None:
+        (tree / "CHANGELOG.md").write_text(changelog)
+
+    done = run_package(tree, tag, str(tree / "dist"))
+
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"package: {refusal}"), done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tree / "dist").exists()

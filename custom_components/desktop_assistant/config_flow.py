@@ -2,7 +2,6 @@
 
 from collections.abc import Mapping
 import logging
-import re
 from typing import Any
 
 from homeassistant.config_entries import (
@@ -70,12 +69,10 @@ from .const import (
 from .llm import filter_invalid_llm_apis
 from .server.client import LlamaServerClient, LlamaServerError
 from .server.credentials import without_credentials
+from .text import model_name
 from .tool_files import async_install_examples
-from .tool_files.examples import InstallReport
 
 _LOGGER = logging.getLogger(__name__)
-
-CONF_INSTALL_EXAMPLES = "install_examples"
 
 # The form error for each kind of fault checking the server can end in
 # (LlamaServerError.kind); any other failure is `unknown`.
@@ -141,17 +138,23 @@ REAUTH_SCHEMA = vol.Schema(
 )
 
 
-def agent_name(model: str) -> str:
-    """Return the name a person recognises for a model: its file's stem.
+def unique_name(name: str, taken: set[str]) -> str:
+    """Return `name`, or `name 2`, `name 3`... when another entity has it."""
+    candidate, number = name, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{name} {number}"
+    return candidate
 
-    llama-server lists the path it was started with (`/models/Qwen3-8B.gguf`)
-    unless it was given an alias.
-    """
-    file_name = re.split(r"[\\/]", model.strip())[-1]
-    stem = (
-        file_name[: -len(".gguf")] if file_name.lower().endswith(".gguf") else file_name
-    )
-    return stem or DEFAULT_NAME
+
+def default_agent_name(hass: HomeAssistant, model: str) -> str:
+    """Return a new agent's name: its model file's stem, unique among ours."""
+    taken = {
+        subentry.title
+        for entry in hass.config_entries.async_entries(DOMAIN)
+        for subentry in entry.subentries.values()
+    }
+    return unique_name(model_name(model) or DEFAULT_NAME, taken)
 
 
 def _server_input(user_input: dict[str, Any]) -> tuple[str, str | None]:
@@ -207,7 +210,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
                     subentries=[
                         {
                             "subentry_type": "conversation",
-                            "title": agent_name(model),
+                            "title": default_agent_name(self.hass, model),
                             "data": DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model},
                             "unique_id": None,
                         }
@@ -293,10 +296,6 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
 class EntryOptionsFlow(OptionsFlow):
     """How conversations are kept, and the example tools installed from the UI."""
 
-    def __init__(self) -> None:
-        """Start with nothing installed."""
-        self._report = InstallReport((), ())
-
     async def async_step_init(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
@@ -328,40 +327,29 @@ class EntryOptionsFlow(OptionsFlow):
     async def async_step_install_examples(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Offer to install the example tools; files already there are kept."""
-        errors: dict[str, str] = {}
-        if user_input is not None:
-            if not user_input[CONF_INSTALL_EXAMPLES]:
-                return self.async_create_entry(data=dict(self.config_entry.options))
-            try:
-                self._report = await async_install_examples(self.hass)
-            except OSError as err:
-                _LOGGER.warning("Cannot install the example tools: %s", err)
-                errors["base"] = "cannot_write"
-            else:
-                return await self.async_step_examples_installed()
-        return self.async_show_form(
-            step_id="install_examples",
-            data_schema=vol.Schema(
-                {vol.Required(CONF_INSTALL_EXAMPLES, default=False): bool}
-            ),
-            description_placeholders={"folder": CONFIG_FOLDER},
-            errors=errors,
-        )
+        """Install the example tools, chosen in the menu, and say what was copied.
 
-    async def async_step_examples_installed(
-        self, user_input: dict[str, Any] | None = None
-    ) -> ConfigFlowResult:
-        """Say what was copied and what was kept; the options stay as they are."""
-        if user_input is not None:
-            return self.async_create_entry(data=dict(self.config_entry.options))
-        return self.async_show_form(
-            step_id="examples_installed",
-            data_schema=vol.Schema({}),
-            description_placeholders={
-                "folder": CONFIG_FOLDER,
-                "installed": ", ".join(self._report.installed) or "-",
-                "skipped": ", ".join(self._report.skipped) or "-",
+        Files already there are kept; the options stay as they are.
+        """
+        placeholders = {"folder": CONFIG_FOLDER}
+        try:
+            report = await async_install_examples(self.hass)
+        except OSError as err:
+            _LOGGER.warning("Cannot install the example tools: %s", err)
+            return self.async_abort(
+                reason="cannot_install_examples", description_placeholders=placeholders
+            )
+        if not report.installed:
+            return self.async_abort(
+                reason="examples_already_installed",
+                description_placeholders=placeholders,
+            )
+        return self.async_abort(
+            reason="examples_installed",
+            description_placeholders=placeholders
+            | {
+                "installed": ", ".join(report.installed),
+                "skipped": ", ".join(report.skipped) or "-",
             },
         )
 
@@ -383,8 +371,8 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             return self.async_abort(reason="entry_not_loaded")
         is_new = self.source == "user"
         if user_input is not None:
-            title = user_input.pop(CONF_NAME).strip() or agent_name(
-                user_input[CONF_MODEL]
+            title = user_input.pop(CONF_NAME).strip() or default_agent_name(
+                self.hass, user_input[CONF_MODEL]
             )
             if is_new:
                 return self.async_create_entry(title=title, data=user_input)
@@ -409,7 +397,7 @@ class ModelSubentryFlow(ConfigSubentryFlow):
         if is_new:
             model = models[0] if models else ""
             options = self.defaults | {CONF_MODEL: model}
-            name = agent_name(model)
+            name = default_agent_name(self.hass, model)
         else:
             subentry = self._get_reconfigure_subentry()
             options = self.defaults | dict(subentry.data)

@@ -12,7 +12,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent, llm
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .agent.confirmation import HeldCall, Reply, phrases_for
+from .agent.confirmation import HeldCall, Reply, asker_of, phrases_for
 from .agent.language import LanguageDetector
 from .agent.spoken import async_spoken_text
 from .agent.turn import Turn
@@ -144,16 +144,45 @@ class DesktopAssistantConversationEntity(
 
         # Background generation (the nightly pass) steps aside meanwhile.
         with async_get_activity(self.hass).turn():
-            await self._async_reply(chat_log, turn)
+            await self._async_reply(user_input, chat_log, turn)
+        return self._async_result(user_input, chat_log, turn)
+
+    def _async_result(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+    ) -> conversation.ConversationResult:
+        """Return the turn's answer; a fault says which in `speech_slots`.
+
+        Assist's dialog shows an error response as a red bubble of its own
+        after whatever was streamed. So only a fault before any text is an
+        error (`failed_to_handle`: the agent could not handle the request),
+        its sentence the whole answer; after text the person saw, the
+        sentence ends that answer, which stays one.
+        """
+        if turn.fault and not turn.spoke:
+            chat_log.async_add_assistant_content_without_tools(
+                conversation.AssistantContent(
+                    agent_id=self.entity_id, content=turn.fault_sentence
+                )
+            )
         result = conversation.async_get_result_from_chat_log(user_input, chat_log)
         if turn.fault:
-            result.response.async_set_error(
-                intent.IntentResponseErrorCode.UNKNOWN,
-                result.response.speech["plain"]["speech"],
-            )
+            if not turn.spoke:
+                result.response.async_set_error(
+                    intent.IntentResponseErrorCode.FAILED_TO_HANDLE,
+                    result.response.speech["plain"]["speech"],
+                )
+            result.response.async_set_speech_slots({"fault": turn.fault})
         return result
 
-    async def _async_reply(self, chat_log: conversation.ChatLog, turn: Turn) -> None:
+    async def _async_reply(
+        self,
+        user_input: conversation.ConversationInput,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+    ) -> None:
         """Answer the question, or the agent's own question about held calls.
 
         On a yes the held calls run as they were asked about, and the model
@@ -161,7 +190,8 @@ class DesktopAssistantConversationEntity(
         question. A turn whose tool calls were held ends with the question.
         """
         confirmations = self.hass.data[DATA_CONFIRMATIONS]
-        reply, confirmed = confirmations.answer(chat_log)
+        asker = asker_of(user_input.context, user_input.device_id)
+        reply, confirmed = confirmations.answer(chat_log, asker)
         if reply is Reply.NO:
             await _async_say(
                 self.entity_id, chat_log, phrases_for(turn.language).cancelled

@@ -29,6 +29,7 @@ from .server.client import LlamaServerError
 from .server.credentials import without_credentials
 from .server.request import chat_payload
 from .server.stream import Answer, Delta
+from .text import model_name
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -50,7 +51,8 @@ class DesktopAssistantEntity(Entity):
             identifiers={(DOMAIN, subentry.subentry_id)},
             name=subentry.title,
             manufacturer="llama.cpp",
-            model=subentry.data.get(CONF_MODEL),
+            # The model's file, not the path llama-server was started with.
+            model=model_name(subentry.data.get(CONF_MODEL) or "") or None,
             entry_type=dr.DeviceEntryType.SERVICE,
         )
 
@@ -110,18 +112,16 @@ class DesktopAssistantEntity(Entity):
             ):
                 for delta in answer.read(chunk):
                     streamed_text = streamed_text or "content" in delta
+                    turn.spoke = turn.spoke or streamed_text
                     yield delta
         except LlamaServerError as err:
-            turn.fault = err.kind
             _LOGGER.warning(
                 "llama-server at %s failed: %s",
                 without_credentials(client.url),
                 without_credentials(repr(err)),
             )
-            message = await async_fault_sentence(self.hass, turn.fault, turn.language)
-            turn.fault_sentence = message
-            # Text already streamed stays; the explanation follows it.
-            yield {"content": f" {message}" if streamed_text else message}
+            if delta := await self._async_fault(turn, err.kind, streamed_text):
+                yield delta
             return
         if answer.timings:
             turn.record_timings(answer.timings)
@@ -129,20 +129,14 @@ class DesktopAssistantEntity(Entity):
         if answer.malformed:
             _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
         if not calls or not offered:
-            if not streamed_text:
-                # Something must be said: a voice pipeline cannot speak nothing.
-                kind = "unreadable" if answer.malformed else "empty"
-                message = await async_fault_sentence(self.hass, kind, turn.language)
-                if answer.malformed:
-                    turn.fault = kind
-                    turn.fault_sentence = message
-                yield {"content": message}
+            if not streamed_text and (delta := await self._async_silent(turn, answer)):
+                yield delta
             return
         tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
         if not turn.announced:
             runnable = [t.tool_name for t in tool_inputs if not t.external]
             if phrase := await turn.announce(runnable, turn.language):
-                turn.announced = True
+                turn.announced = turn.spoke = True
                 yield {"content": f" {phrase}" if streamed_text else phrase}
         yield {"tool_calls": tool_inputs}
         for tool_input, error in rejected:
@@ -154,3 +148,32 @@ class DesktopAssistantEntity(Entity):
                     data={"result": f"error: {error}"}, error=True
                 ),
             }
+
+    async def _async_silent(self, turn: Turn, answer: Answer) -> Delta | None:
+        """Say something for a round without text and without calls to run."""
+        if answer.malformed:
+            return await self._async_fault(turn, "unreadable", False)
+        # Something must be said: a voice pipeline cannot speak nothing.
+        turn.spoke = True
+        return {
+            "content": await async_fault_sentence(self.hass, "empty", turn.language)
+        }
+
+    async def _async_fault(
+        self, turn: Turn, kind: str, streamed_text: bool
+    ) -> Delta | None:
+        """End the turn with a fault; return the delta that says so, if any.
+
+        After text the person already saw, the sentence follows it as one
+        answer, a paragraph apart (in the same message when this round
+        streamed text). Before any text nothing is streamed: the agent
+        answers with the sentence as an error response (see conversation.py),
+        which Assist shows once, in red.
+        """
+        turn.fault = kind
+        turn.fault_sentence = await async_fault_sentence(self.hass, kind, turn.language)
+        if streamed_text:
+            return {"content": f"\n\n{turn.fault_sentence}"}
+        if turn.spoke:
+            return {"content": turn.fault_sentence}
+        return None

@@ -23,6 +23,7 @@ from homeassistant.helpers.llm import (
 )
 import probatio
 
+from .agent.confirmation import asker_of
 from .const import DOMAIN
 from .memory.tools import memory_tools
 from .record import RecallConversationsTool
@@ -90,8 +91,9 @@ class ConfigFolderTool(Tool):
             except ArgumentError as err:
                 return ToolResult(data={"result": f"error: {err}"}, error=True)
             confirmations = hass.data[DATA_CONFIRMATIONS]
+            asker = asker_of(llm_context.context, llm_context.device_id)
             if answer := confirmations.gate(
-                spec, tool_input.tool_args, values, llm_context.language
+                spec, tool_input.tool_args, values, llm_context.language, asker
             ):
                 return ToolResult(
                     data={"result": answer}, error=answer.startswith("error:")

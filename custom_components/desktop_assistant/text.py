@@ -173,3 +173,15 @@ CONVERSATION_WORDS: Final[dict[str, frozenset[str]]] = {
 # Any language's: a household mixes them, and a question's language is a guess.
 ALL_STOP_WORDS: Final = frozenset().union(*STOP_WORDS.values())
 ALL_CONVERSATION_WORDS: Final = frozenset().union(*CONVERSATION_WORDS.values())
+
+
+def model_name(model: str) -> str:
+    """Return the name a person recognises for a model: its file's stem.
+
+    llama-server lists the path it was started with (`/models/Qwen3-8B.gguf`)
+    unless it was given an alias. Empty when the model has no name.
+    """
+    file_name = re.split(r"[\\/]", model.strip())[-1]
+    if file_name.lower().endswith(".gguf"):
+        return file_name[: -len(".gguf")]
+    return file_name

@@ -407,3 +407,86 @@ async def test_read_only_tools_of_the_same_answer_still_run(
     agent.server.script = [text_reply("Added.")]
     await agent.ask("ok", asked.conversation_id)
     assert summaries(vdir) == [("personal", "Dentist")]
+
+
+@pytest.mark.parametrize(
+    ("answered_by", "runs"),
+    [
+        (("asker", "kitchen"), True),
+        (("other", "kitchen"), False),
+        (("asker", "office"), False),
+        ((None, "kitchen"), False),
+    ],
+)
+async def test_only_the_user_and_device_asked_can_say_yes(
+    agent: Agent,
+    vdir: Path,
+    hass_admin_user: Any,
+    hass_read_only_user: Any,
+    answered_by: tuple[str | None, str],
+    runs: bool,
+) -> None:
+    """Another user or device in the same conversation drops the held call.
+
+    Their yes takes the turn the answer was due in: the call is not run, and
+    not left waiting for the asker either, so a later yes of the asker (no
+    longer the very next turn) runs nothing.
+    """
+    users = {"asker": hass_admin_user.id, "other": hass_read_only_user.id, None: None}
+    user, device = answered_by
+    agent.server.script = [tool_call_reply(add_call(DENTIST))]
+    asked = await agent.ask(
+        "Put the dentist in my calendar",
+        context=Context(user_id=users["asker"]),
+        device_id="kitchen",
+    )
+    assert speech(asked) == ASK_DENTIST
+
+    agent.server.script = [text_reply("Yes to what?")]
+    answered = await agent.ask(
+        "Yes, please.",
+        asked.conversation_id,
+        context=Context(user_id=users[user]),
+        device_id=device,
+    )
+
+    assert [title for _, title in summaries(vdir)] == (["Dentist"] if runs else [])
+    if runs:
+        return
+    # The words went to the model as a question of their own.
+    assert speech(answered) == "Yes to what?"
+    last = agent.server.chat_requests[-1]["messages"][-1]
+    assert (last["role"], last["content"].split("\n\n")[0]) == ("user", "Yes, please.")
+    agent.server.script = [text_reply("OK.")]
+    await agent.ask(
+        "yes",
+        asked.conversation_id,
+        context=Context(user_id=users["asker"]),
+        device_id="kitchen",
+    )
+    assert events(vdir) == []
+
+
+async def test_a_call_made_for_another_user_is_asked_of_them(
+    agent: Agent, vdir: Path, hass_admin_user: Any, hass_read_only_user: Any
+) -> None:
+    """The model calling the tool again in the other user's turn asks them."""
+    asker = Context(user_id=hass_admin_user.id)
+    other = Context(user_id=hass_read_only_user.id)
+    agent.server.script = [tool_call_reply(add_call(DENTIST))]
+    asked = await agent.ask("Put the dentist in my calendar", context=asker)
+    # The model takes the other user's yes for a yes and calls the tool again.
+    agent.server.script = [tool_call_reply(add_call(DENTIST))]
+    again = await agent.ask("yes", asked.conversation_id, context=other)
+
+    assert speech(again) == ASK_DENTIST
+    assert events(vdir) == []
+    # The asker's yes is no answer to a question asked of the other user.
+    agent.server.script = [text_reply("OK.")]
+    await agent.ask("yes", asked.conversation_id, context=asker)
+    assert events(vdir) == []
+    agent.server.script = [tool_call_reply(add_call(DENTIST))]
+    third = await agent.ask("add it", asked.conversation_id, context=other)
+    agent.server.script = [text_reply("Added.")]
+    await agent.ask("yes", third.conversation_id, context=other)
+    assert summaries(vdir) == [("personal", "Dentist")]

@@ -230,9 +230,11 @@ async def test_stream_cut_keeps_partial_text_and_next_turn_works(agent: Agent) -
 
     assert speech(result) == (
         "The weather in Rome is sunny and"
-        " Sorry, my connection to the language model was cut off."
+        "\n\nSorry, my connection to the language model was cut off."
     )
-    assert result.response.response_type is intent.IntentResponseType.ERROR
+    # One answer: what was streamed, then the fault (test_fault_answer.py).
+    assert result.response.response_type is intent.IntentResponseType.ACTION_DONE
+    assert result.response.speech_slots == {"fault": "stream_cut"}
 
     result = await agent.ask("Hello", result.conversation_id)
     assert speech(result) == "Hello again."
@@ -244,7 +246,8 @@ async def test_stream_without_done_is_a_cut(agent: Agent) -> None:
     agent.server.script = [Reply(events=reply.events[:-1])]
     result = await agent.ask("Tell me")
     assert (
-        speech(result) == "Half Sorry, my connection to the language model was cut off."
+        speech(result)
+        == "Half\n\nSorry, my connection to the language model was cut off."
     )
 
 
@@ -270,7 +273,8 @@ async def test_error_event_inside_the_stream(agent: Agent) -> None:
     agent.server.script = [reply]
     result = await agent.ask("Long question")
     assert (
-        speech(result) == "Partial Sorry, the language model server reported an error."
+        speech(result)
+        == "Partial\n\nSorry, the language model server reported an error."
     )
 
 

@@ -52,10 +52,18 @@ def calls(*fragments: dict[str, Any]) -> dict[str, Any]:
 async def assert_fault_then_recovery(
     agent: Agent, question: str, expected: str
 ) -> conversation.ConversationResult:
-    """Ask; the person hears `expected` as an error; the next question works."""
+    """Ask; the person hears `expected`; the next question works.
+
+    A fault before any text is an error response; after text, the text and
+    the fault sentence are one answer (see test_fault_answer.py).
+    """
     result = await agent.ask(question)
     assert speech(result) == expected
-    assert result.response.response_type is intent.IntentResponseType.ERROR
+    assert result.response.response_type is (
+        intent.IntentResponseType.ACTION_DONE
+        if "\n\n" in expected
+        else intent.IntentResponseType.ERROR
+    )
     agent.server.script.append(text_reply("Back to normal."))
     again = await agent.ask("Are you there?", result.conversation_id)
     assert speech(again) == "Back to normal."
@@ -338,8 +346,8 @@ async def test_keep_alive_comments_forever_meet_the_turn_deadline(
     started = time.perf_counter()
     result = await agent.ask("Hello?")
     elapsed = time.perf_counter() - started
-    assert speech(result) == f"Let me think {TIMEOUT}"
-    assert result.response.response_type is intent.IntentResponseType.ERROR
+    assert speech(result) == f"Let me think\n\n{TIMEOUT}"
+    assert result.response.speech_slots == {"fault": "timeout"}
     # Comments kept each read under the 0.5 s request timeout; the 1.5 s turn
     # deadline ended it.
     assert 1.4 < elapsed < 5
@@ -353,7 +361,7 @@ async def test_legacy_error_event(agent: Agent) -> None:
         b"\n\n"
     ]
     agent.server.script = [reply]
-    await assert_fault_then_recovery(agent, "Hello?", f"Partial {SERVER_ERROR}")
+    await assert_fault_then_recovery(agent, "Hello?", f"Partial\n\n{SERVER_ERROR}")
 
 
 @pytest.mark.parametrize("piece_size", [None, 1, 7])

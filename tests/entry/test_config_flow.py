@@ -16,7 +16,6 @@ from homeassistant.helpers import device_registry as dr, entity_registry as er
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.desktop_assistant.config_flow import agent_name
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
     CONF_TOOL_ROUNDS,
@@ -25,6 +24,7 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 from custom_components.desktop_assistant.server import client
+from custom_components.desktop_assistant.text import model_name
 from tests.harness.agent import API_KEY
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, models_body, serve
 from tests.harness.ports import closed_port_url
@@ -358,14 +358,15 @@ async def test_agent_is_named_after_the_model_files_stem(
     device = devices.async_get_device_by_identifier(
         (DOMAIN, subentry.subentry_id), entry.entry_id
     )
-    assert (device.name, device.model) == ("Qwen3-8B-Q4_K_M", model)
+    # The device shows the model's file, not the path it was loaded from.
+    assert (device.name, device.model) == ("Qwen3-8B-Q4_K_M", "Qwen3-8B-Q4_K_M")
 
-    # A new agent's name defaults to the stem too, and can be chosen.
+    # A new agent's name defaults to the stem too, made unique, and can be chosen.
     result = await hass.config_entries.subentries.async_init(
         (entry.entry_id, "conversation"),
         context={"source": config_entries.SOURCE_USER},
     )
-    assert default_name(result) == "Qwen3-8B-Q4_K_M"
+    assert default_name(result) == "Qwen3-8B-Q4_K_M 2"
 
     # Reconfiguring renames the agent and its device; the entity id stays.
     result = await hass.config_entries.subentries.async_init(
@@ -386,7 +387,7 @@ async def test_agent_is_named_after_the_model_files_stem(
     device = devices.async_get_device_by_identifier(
         (DOMAIN, subentry.subentry_id), entry.entry_id
     )
-    assert (device.name, device.model) == ("Kitchen", model)
+    assert (device.name, device.model) == ("Kitchen", "Qwen3-8B-Q4_K_M")
     assert hass.states.get(entity_id).name == "Kitchen"
 
 
@@ -396,8 +397,59 @@ async def test_agent_is_named_after_the_model_files_stem(
         ("gemma-3-12b-it-Q4_K_M.gguf", "gemma-3-12b-it-Q4_K_M"),
         ("C:\\models\\Phi-4.GGUF", "Phi-4"),
         ("qwen3", "qwen3"),
-        ("", "llama-server"),
+        ("/models/", ""),
+        ("", ""),
     ],
 )
-def test_agent_name(model: str, name: str) -> None:
-    assert agent_name(model) == name
+def test_model_name(model: str, name: str) -> None:
+    assert model_name(model) == name
+
+
+async def test_every_new_agent_gets_a_name_of_its_own(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    """Defaults never repeat, across servers; a blank name gets one too."""
+    stem = "gemma-3-12b-it-Q4_K_M"
+    # Another server already has an agent named after the same model.
+    MockConfigEntry(
+        domain=DOMAIN,
+        data={CONF_URL: "http://other:8181/v1"},
+        subentries_data=[
+            config_entries.ConfigSubentryData(
+                subentry_type="conversation",
+                title=stem,
+                data=DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID},
+                unique_id=None,
+            )
+        ],
+    ).add_to_hass(hass)
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: llama_server.url}
+    )
+    await hass.async_block_till_done()
+    entry = result["result"]
+    assert [s.title for s in entry.subentries.values()] == [f"{stem} 2"]
+
+    result = await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "conversation"),
+        context={"source": config_entries.SOURCE_USER},
+    )
+    assert default_name(result) == f"{stem} 3"
+    # A name left blank (spaces only) is given the next free one.
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"],
+        DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_NAME: "   "},
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    titles = sorted(s.title for s in entry.subentries.values())
+    assert titles == [f"{stem} 2", f"{stem} 3"]
+    entity_ids = {
+        er.async_get(hass).async_get_entity_id("conversation", DOMAIN, subentry_id)
+        for subentry_id in entry.subentries
+    }
+    assert entity_ids == {
+        "conversation.gemma_3_12b_it_q4_k_m_2",
+        "conversation.gemma_3_12b_it_q4_k_m_3",
+    }

@@ -2,6 +2,8 @@
 
 from datetime import date, datetime, timedelta
 import importlib.util
+import json
+from pathlib import Path
 import time
 from zoneinfo import ZoneInfo
 
@@ -49,7 +51,8 @@ async def test_drive_now_on_live_traffic(travel: ExampleFolder, tomtom: TomTom) 
     (summary,) = tomtom.summaries
     assert result == (
         f"{TRIP}: 38 min by car with current traffic including 6 min of traffic "
-        f"delay, 41 km. Leaving now, you arrive at {said(summary['arrivalTime'], today())}."
+        f"delay, 41 km. Leaving now, at {said(summary['departureTime'], today())}, "
+        f"you arrive at {said(summary['arrivalTime'], today())}."
     )
     origin, destination, route = tomtom.requests
     assert origin == {
@@ -87,8 +90,8 @@ async def test_latest_departure_to_arrive_in_time(
 
     # The stand-in plans to arrive 47 s early: 09:00 - 47 s - 38 min 10 s.
     assert result == (
-        f"{TRIP}, to arrive by 09:00 on {tomorrow:%A} {tomorrow}: leave by 08:21. "
-        "The drive takes 38 min with predicted traffic, 41 km."
+        f"{TRIP}, to arrive by 09:00 on {tomorrow:%A} {tomorrow}: leave by 08:21, "
+        "arriving at 08:59. The drive takes 38 min with predicted traffic, 41 km."
     )
     assert tomtom.requests[-1]["arriveAt"] == nine.isoformat()
     # With no origin given, TRAVEL_HOME is where the drive starts.
@@ -158,9 +161,7 @@ async def test_refused_key_is_not_repeated(
     tomtom.key = "another-key"
     result = await travel.run("travel", {"destination": "Schiphol"})
 
-    assert result == (
-        "error: TomTom refused the API key: You are not allowed to access this endpoint"
-    )
+    assert result == "error: TomTom refused the API key: Developer Inactive"
     assert TOMTOM_KEY not in result
 
 
@@ -217,3 +218,212 @@ def test_redact_hides_every_form_of_a_secret() -> None:
     helperlib.keep_secret(TOMTOM_KEY)
     text = f"raw {TOMTOM_KEY}, quoted tt-key%2B4c8a%2F9e1f%3D%3D, form tt-key%2B4c8a%2F9e1f%3D%3D"
     assert helperlib.redact(text) == "raw ***, quoted ***, form ***"
+
+
+def at(day: date, hour: int, minute: int = 0, zone: str = ZONE) -> datetime:
+    return datetime(day.year, day.month, day.day, hour, minute, tzinfo=ZoneInfo(zone))
+
+
+async def test_leaving_at_a_time_on_predicted_traffic(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    tomorrow = today() + timedelta(days=1)
+
+    result = await travel.run(
+        "travel", {"destination": "Schiphol", "depart_at": f"{tomorrow} 08:00"}
+    )
+
+    # 08:00 + 38 min 10 s; predicted traffic has no live delay.
+    assert result == (
+        f"{TRIP}, leaving at 08:00 on {tomorrow:%A} {tomorrow}: you arrive at "
+        "08:38. The drive takes 38 min with predicted traffic, 41 km."
+    )
+    route = tomtom.requests[-1]
+    assert route["departAt"] == at(tomorrow, 8).isoformat()
+    assert "arriveAt" not in route
+
+
+@pytest.mark.parametrize("zone", ["Europe/Rome", "America/New_York"])
+async def test_a_time_without_offset_is_read_in_the_tools_zone(
+    travel: ExampleFolder, tomtom: TomTom, zone: str
+) -> None:
+    """TZ (Home Assistant's zone, as config.toml sets it) decides the offset."""
+    travel.env["TZ"] = zone
+    tomorrow = datetime.now(ZoneInfo(zone)).date() + timedelta(days=1)
+
+    result = await travel.run(
+        "travel", {"destination": "Schiphol", "depart_at": f"{tomorrow} 08:00"}
+    )
+
+    assert tomtom.requests[-1]["departAt"] == at(tomorrow, 8, zone=zone).isoformat()
+    # The arrival is said in that zone too, whatever zone TomTom answers in.
+    assert "leaving at 08:00" in result
+    assert "you arrive at 08:38" in result
+
+
+async def test_departing_now_is_live_traffic(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    result = await travel.run("travel", {"destination": "Schiphol", "depart_at": "Now"})
+
+    assert "with current traffic" in result
+    assert "departAt" not in tomtom.requests[-1]
+
+
+async def test_a_time_with_an_offset_keeps_it(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    tomorrow = today() + timedelta(days=1)
+    await travel.run(
+        "travel", {"destination": "Schiphol", "depart_at": f"{tomorrow}T08:00+00:00"}
+    )
+    assert tomtom.requests[-1]["departAt"] == f"{tomorrow}T08:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            {"arrive_at": "23:59", "depart_at": "23:58"},
+            "error: give arrive_at or depart_at, not both: arrive_at is the latest "
+            "arrival, depart_at the departure",
+        ),
+        (
+            {"depart_at": "00:00"},
+            "error: 00:00 is in the past: give a later time (with a date for another day)",
+        ),
+        (
+            {"depart_at": "2020-05-04 09:00"},
+            "error: 2020-05-04 09:00 is in the past: give a later time (with a date "
+            "for another day)",
+        ),
+        (
+            {"depart_at": "at eight"},
+            "error: depart_at must be a time like 09:00 or 2026-10-22 09:00, got "
+            "'at eight'",
+        ),
+    ],
+)
+async def test_departure_refused_before_any_request(
+    travel: ExampleFolder,
+    tomtom: TomTom,
+    arguments: dict[str, str],
+    expected: str,
+) -> None:
+    result = await travel.run("travel", {"destination": "Schiphol", **arguments})
+
+    assert result == expected
+    assert tomtom.requests == []
+    # The next question is answered.
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+
+
+def cache_file(travel: ExampleFolder) -> Path:
+    return (
+        Path(travel.env["XDG_CACHE_HOME"]) / "desktop_assistant" / "travel-places.json"
+    )
+
+
+def age_cache(travel: ExampleFolder, seconds: float) -> None:
+    """Make every cached lookup `seconds` older, as if that much time passed."""
+    path = cache_file(travel)
+    entries = json.loads(path.read_text())
+    for entry in entries.values():
+        entry["at"] -= seconds
+    path.write_text(json.dumps(entries))
+
+
+async def test_place_lookups_are_cached_for_a_day_routes_never(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    first = await travel.run("travel", {"destination": "Schiphol"})
+    second = await travel.run("travel", {"destination": "  schiphol "})
+
+    assert first.startswith(TRIP)
+    assert second.startswith(TRIP)
+    # Two lookups (Utrecht, Schiphol near it) once; a route for each question.
+    assert len(tomtom.paths("/search/")) == 2
+    assert len(tomtom.paths("/routing/")) == 2
+    cached = json.loads(cache_file(travel).read_text())
+    assert TOMTOM_KEY not in json.dumps(cached)
+    assert {entry["place"]["name"] for entry in cached.values()} == {
+        "Utrecht",
+        "Amsterdam Airport Schiphol (Haarlemmermeer)",
+    }
+
+    age_cache(travel, 23 * 3600)
+    await travel.run("travel", {"destination": "Schiphol"})
+    assert len(tomtom.paths("/search/")) == 2
+    age_cache(travel, 3600)
+    await travel.run("travel", {"destination": "Schiphol"})
+    assert len(tomtom.paths("/search/")) == 4
+    assert len(tomtom.paths("/routing/")) == 4
+
+
+async def test_a_place_not_found_is_cached_for_ten_minutes(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    missing = "error: TomTom found no place called 'Atlantis'"
+    assert await travel.run("travel", {"destination": "Atlantis"}) == missing
+    assert await travel.run("travel", {"destination": "Atlantis"}) == missing
+    assert tomtom.paths("/search/2/search/Atlantis") == [
+        "/search/2/search/Atlantis.json"
+    ]
+
+    # Found meanwhile: after ten minutes it is looked up again.
+    tomtom.places["atlantis"] = [SCHIPHOL]
+    age_cache(travel, 9 * 60)
+    assert await travel.run("travel", {"destination": "Atlantis"}) == missing
+    age_cache(travel, 60)
+    assert (await travel.run("travel", {"destination": "Atlantis"})).startswith(TRIP)
+    assert len(tomtom.paths("/search/2/search/Atlantis")) == 2
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"x": {"at": "soon"}}'])
+async def test_a_broken_cache_file_costs_only_a_lookup(
+    travel: ExampleFolder, tomtom: TomTom, content: str
+) -> None:
+    path = cache_file(travel)
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+    assert len(tomtom.paths("/search/")) == 2
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+    assert len(tomtom.paths("/search/")) == 2
+
+
+async def test_a_cache_that_cannot_be_written_is_no_fault(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    # Where the cache folder should be is a file.
+    cache_file(travel).parents[1].write_text("not a folder")
+
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+    assert len(tomtom.paths("/search/")) == 4
+
+
+@pytest.mark.parametrize(
+    ("missing", "product", "requests"),
+    [("search", "Search API", 1), ("routing", "Routing API", 3)],
+)
+async def test_a_missing_entitlement_is_not_a_wrong_key(
+    travel: ExampleFolder,
+    tomtom: TomTom,
+    missing: str,
+    product: str,
+    requests: int,
+) -> None:
+    tomtom.products.discard(missing)
+
+    result = await travel.run("travel", {"destination": "Schiphol"})
+
+    assert result == (
+        f"error: the TomTom key is not enabled for the {product} (TomTom: You are "
+        "not allowed to access this endpoint). The key is known, its product is "
+        f"missing: add the {product} to it in TomTom's developer dashboard"
+    )
+    assert "refused the API key" not in result
+    assert TOMTOM_KEY not in result
+    assert len(tomtom.requests) == requests

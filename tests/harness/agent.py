@@ -29,10 +29,21 @@ class Agent:
     time: RecordingTool
 
     async def ask(
-        self, text: str, conversation_id: str | None = None, language: str = "en"
+        self,
+        text: str,
+        conversation_id: str | None = None,
+        language: str = "en",
+        context: Context | None = None,
+        device_id: str | None = None,
     ) -> conversation.ConversationResult:
         return await conversation.async_converse(
-            self.hass, text, conversation_id, Context(), language, self.entity_id
+            self.hass,
+            text,
+            conversation_id,
+            context or Context(),
+            language,
+            self.entity_id,
+            device_id=device_id,
         )
 
     def chat_log(self, conversation_id: str) -> list[conversation.Content]:

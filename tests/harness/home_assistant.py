@@ -59,6 +59,9 @@ class Answer:
     seconds: float
     # What the turn added to the chat log after the question.
     content: list[conversation.Content]
+    # The agent's fault (llama-server's error kind), which it said a sentence
+    # about; named in the response's speech_slots.
+    fault: str | None = None
 
     @property
     def tool_calls(self) -> list[Any]:
@@ -150,4 +153,5 @@ async def _ask(
         first_delta,
         time.perf_counter() - started,
         content,
+        fault=result.response.speech_slots.get("fault"),
     )

@@ -33,12 +33,15 @@ OWM_INVALID_KEY = {
     "message": "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info.",
 }
 OWM_NOT_FOUND = {"cod": "404", "message": "city not found"}
-TOMTOM_FORBIDDEN = {
+# A known key without the product (Search API, Routing API) a request needs.
+TOMTOM_NOT_ENTITLED = {
     "detailedError": {
         "code": "Forbidden",
         "message": "You are not allowed to access this endpoint",
     }
 }
+# A key TomTom does not know, as its API gateway answers it.
+TOMTOM_UNKNOWN_KEY = "<h1>Developer Inactive</h1>"
 TOMTOM_NO_ROUTE = {
     "formatVersion": "0.0.12",
     "error": {
@@ -433,6 +436,8 @@ class TomTom(StandIn):
     """TomTom's Search and Routing APIs."""
 
     key: str = TOMTOM_KEY
+    # The products the key has; a request for another is not entitled.
+    products: set[str] = field(default_factory=lambda: {"search", "routing"})
     # The query (lower case) -> search results.
     places: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     travel_seconds: int = 2290
@@ -450,10 +455,24 @@ class TomTom(StandIn):
             "/routing/1/calculateRoute/{locations}/json", self.handle_route
         )
 
+    def refusal(self, query: dict[str, str], product: str) -> web.Response | None:
+        """TomTom's 403 for an unknown key, or for a key without the product."""
+        if query.get("key") != self.key:
+            return web.Response(
+                status=403, text=TOMTOM_UNKNOWN_KEY, content_type="text/xml"
+            )
+        if product not in self.products:
+            return web.json_response(TOMTOM_NOT_ENTITLED, status=403)
+        return None
+
+    def paths(self, prefix: str) -> list[str]:
+        """The paths of the requests received that start with `prefix`."""
+        return [r["path"] for r in self.requests if r["path"].startswith(prefix)]
+
     async def handle_search(self, request: web.Request) -> web.Response:
         query = await self.received(request)
-        if query.get("key") != self.key:
-            return web.json_response(TOMTOM_FORBIDDEN, status=403)
+        if refused := self.refusal(query, "search"):
+            return refused
         text = request.match_info["query"]
         results = self.places.get(text.lower(), [])[: int(query.get("limit", "10"))]
         return web.json_response(
@@ -473,24 +492,28 @@ class TomTom(StandIn):
 
     async def handle_route(self, request: web.Request) -> web.Response:
         query = await self.received(request)
-        if query.get("key") != self.key:
-            return web.json_response(TOMTOM_FORBIDDEN, status=403)
-        if self.no_route:
+        if refused := self.refusal(query, "routing"):
+            return refused
+        if self.no_route or ("arriveAt" in query and "departAt" in query):
             return web.json_response(TOMTOM_NO_ROUTE, status=400)
         travel = timedelta(seconds=self.travel_seconds)
+        predicted = "arriveAt" in query or "departAt" in query
         if arrive_at := query.get("arriveAt"):
             arrival = datetime.fromisoformat(arrive_at).astimezone(self.zone)
             # TomTom plans to arrive a little before the time asked.
             arrival -= timedelta(seconds=47)
             departure = arrival - travel
+        elif depart_at := query.get("departAt"):
+            departure = datetime.fromisoformat(depart_at).astimezone(self.zone)
+            arrival = departure + travel
         else:
             departure = datetime.now(self.zone).replace(microsecond=0)
             arrival = departure + travel
         summary = {
             "lengthInMeters": self.length_meters,
             "travelTimeInSeconds": self.travel_seconds,
-            "trafficDelayInSeconds": 0 if arrive_at else self.delay_seconds,
-            "trafficLengthInMeters": 0 if arrive_at else 3120,
+            "trafficDelayInSeconds": 0 if predicted else self.delay_seconds,
+            "trafficLengthInMeters": 0 if predicted else 3120,
             "departureTime": departure.isoformat(),
             "arrivalTime": arrival.isoformat(),
         }

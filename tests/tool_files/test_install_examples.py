@@ -248,59 +248,101 @@ async def test_issue_is_raised_only_without_a_tools_folder(
     assert issues.async_get_issue(DOMAIN, "no_tools_folder") is not None
 
 
+def unloaded_entry(hass: HomeAssistant) -> MockConfigEntry:
+    """An entry to configure; it need not be loaded: its llama-server plays no part."""
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:9/v1"})
+    entry.add_to_hass(hass)
+    return entry
+
+
+async def install_from_the_menu(hass: HomeAssistant, entry: MockConfigEntry) -> dict:
+    """Configure, then the menu's install item: what the person sees next."""
+    options = hass.config_entries.options
+    result = await options.async_init(entry.entry_id)
+    assert (result["type"], result["step_id"]) == (FlowResultType.MENU, "init")
+    assert "install_examples" in result["menu_options"]
+    return await options.async_configure(
+        result["flow_id"], {"next_step_id": "install_examples"}
+    )
+
+
 async def test_install_from_the_entrys_configure_button(
     hass: HomeAssistant, setup_integration: Setup
 ) -> None:
     await setup_integration()
     folder = folder_of(hass)
     write_tool(folder, "weather", USER_WEATHER)
-    # The entry need not be loaded: its llama-server plays no part.
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: "http://127.0.0.1:9/v1"})
-    entry.add_to_hass(hass)
-    options = hass.config_entries.options
+    entry = unloaded_entry(hass)
 
-    result = await options.async_init(entry.entry_id)
-    assert (result["type"], result["step_id"]) == (FlowResultType.MENU, "init")
-    result = await options.async_configure(
-        result["flow_id"], {"next_step_id": "install_examples"}
-    )
-    assert (result["type"], result["step_id"]) == (
-        FlowResultType.FORM,
-        "install_examples",
-    )
-    # Leaving the box unticked installs nothing.
-    result = await options.async_configure(
-        result["flow_id"], {"install_examples": False}
-    )
-    assert result["type"] is FlowResultType.CREATE_ENTRY
-    assert sorted(path.name for path in (folder / "tools").iterdir()) == [
-        "weather.toml"
-    ]
+    result = await install_from_the_menu(hass, entry)
 
-    result = await options.async_init(entry.entry_id)
-    result = await options.async_configure(
-        result["flow_id"], {"next_step_id": "install_examples"}
-    )
-    result = await options.async_configure(
-        result["flow_id"], {"install_examples": True}
-    )
-    assert (result["type"], result["step_id"]) == (
-        FlowResultType.FORM,
+    # Choosing it installs: no form, no box to tick; the answer says what.
+    assert (result["type"], result["reason"]) == (
+        FlowResultType.ABORT,
         "examples_installed",
     )
     placeholders = result["description_placeholders"]
+    assert placeholders["folder"] == DOMAIN
     assert placeholders["skipped"] == "tools/weather.toml"
     assert placeholders["installed"].split(", ") == [
         name for name in EXAMPLE_FILES if name != "tools/weather.toml"
     ]
-    result = await options.async_configure(result["flow_id"], {})
-    assert result["type"] is FlowResultType.CREATE_ENTRY
     assert entry.options == {}
     assert (folder / "tools" / "weather.toml").read_text() == USER_WEATHER
     assert await run_tool(hass, "weather") == "sunny"
     assert (await run_tool(hass, "search", query="rain")).startswith(
         "error: SEARXNG_URL is not set"
     )
+
+    before = snapshot(folder)
+    again = await install_from_the_menu(hass, entry)
+    assert (again["type"], again["reason"]) == (
+        FlowResultType.ABORT,
+        "examples_already_installed",
+    )
+    assert snapshot(folder) == before
+
+
+async def test_install_from_the_menu_into_a_folder_that_cannot_be_written(
+    hass: HomeAssistant, setup_integration: Setup
+) -> None:
+    folder_of(hass).write_text("not a folder")
+    await setup_integration()
+    entry = unloaded_entry(hass)
+
+    result = await install_from_the_menu(hass, entry)
+
+    assert (result["type"], result["reason"]) == (
+        FlowResultType.ABORT,
+        "cannot_install_examples",
+    )
+    assert result["description_placeholders"] == {"folder": DOMAIN}
+    assert folder_of(hass).read_text() == "not a folder"
+    # Nothing is stuck: the menu opens again, and the record's options save.
+    options = hass.config_entries.options
+    menu = await options.async_init(entry.entry_id)
+    form = await options.async_configure(menu["flow_id"], {"next_step_id": "record"})
+    assert form["step_id"] == "record"
+
+
+@pytest.mark.parametrize("language", ["en", "it", "nl", "de", "fr", "es"])
+async def test_install_answers_are_translated(
+    hass: HomeAssistant, setup_integration: Setup, language: str
+) -> None:
+    await setup_integration()
+    options = await async_get_translations(hass, language, "options", {DOMAIN})
+    prefix = f"component.{DOMAIN}.options"
+    english = await async_get_translations(hass, "en", "options", {DOMAIN})
+    for reason, placeholders in {
+        "examples_installed": {"{folder}", "{installed}", "{skipped}"},
+        "examples_already_installed": {"{folder}"},
+        "cannot_install_examples": {"{folder}"},
+    }.items():
+        text = options[f"{prefix}.abort.{reason}"]
+        assert all(placeholder in text for placeholder in placeholders), reason
+        if language != "en":
+            assert text != english[f"{prefix}.abort.{reason}"], reason
+    assert options[f"{prefix}.step.init.menu_options.install_examples"]
 
 
 async def test_install_is_described_and_translated(
@@ -322,5 +364,5 @@ async def test_install_is_described_and_translated(
     options = await async_get_translations(hass, "en", "options", {DOMAIN})
     prefix = f"component.{DOMAIN}.options.step"
     assert options[f"{prefix}.init.menu_options.install_examples"]
-    assert options[f"{prefix}.install_examples.data.install_examples"]
-    assert "{skipped}" in options[f"{prefix}.examples_installed.description"]
+    # The install is the menu's item, answered by an abort: no form of its own.
+    assert f"{prefix}.install_examples.data.install_examples" not in options

@@ -97,7 +97,7 @@ async def test_llama_server_error_then_back(voice: VoiceAssistant) -> None:
     assert_answered(failed, fault)
     response = failed.one(PipelineEventType.INTENT_END)["intent_output"]["response"]
     assert response["response_type"] == "error"
-    assert response["data"] == {"code": "unknown"}
+    assert response["data"] == {"code": "failed_to_handle"}
     assert failed.one(PipelineEventType.TTS_START)["tts_input"] == fault
 
     assert_answered(await voice.satellite.ask(utterance_wav()), ANSWER)

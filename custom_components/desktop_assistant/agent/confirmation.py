@@ -4,7 +4,8 @@ A call to a tool file with `changes = true` is held, not run: the tool
 answers `confirmation needed: <question>` and the call waits, per
 conversation, for the person's next words. Only a clear yes in the very next
 turn of that conversation lets the same call (same tool, same arguments) run,
-once; anything else, a no included, leaves it unrun. The rule is applied where
+once, and only when it comes from the user and device that were asked;
+anything else, a no included, leaves it unrun. The rule is applied where
 the tool runs (`ConfigFolderTool`), so it holds for every agent whatever its
 model writes: a model's text is never the person's turn. Our own agent adds
 the conversation around it: it speaks the question itself, runs the held
@@ -21,7 +22,7 @@ from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.components.conversation.chat_log import current_chat_log
-from homeassistant.core import callback
+from homeassistant.core import Context, callback
 from homeassistant.helpers import chat_session
 from homeassistant.util import dt as dt_util
 
@@ -247,6 +248,23 @@ class HeldCall:
         return phrases.generic_with.format(tool=self.spec.name, arguments=arguments)
 
 
+@dataclass(frozen=True, slots=True)
+class Asker:
+    """Who was asked: the signed-in user and the device they spoke to.
+
+    A conversation id is only a name: another device or user can continue
+    the same conversation, and their words are no answer to our question.
+    """
+
+    user_id: str | None
+    device_id: str | None
+
+
+def asker_of(context: Context | None, device_id: str | None) -> Asker:
+    """Return who speaks in a turn, from its context and device."""
+    return Asker(context.user_id if context else None, device_id)
+
+
 @dataclass(slots=True)
 class Pending:
     """The calls waiting for the person's answer in one conversation."""
@@ -256,6 +274,7 @@ class Pending:
     user_turns: int
     language: str | None
     expires: datetime
+    asker: Asker
     calls: list[HeldCall] = field(default_factory=list)
 
     def question(self, language: str | None) -> str:
@@ -303,13 +322,14 @@ class Confirmations:
         arguments: dict[str, Any],
         values: dict[str, str],
         language: str | None,
+        asker: Asker,
     ) -> str | None:
         """Decide a call to a changing tool: None to run it, else the answer.
 
         It runs when the same call was held in the conversation's previous
-        turn and the person's words since are a clear yes; it is then no
-        longer held, so it runs once. Otherwise it is held, and the answer
-        asks for confirmation.
+        turn and the words since are a clear yes of the user and device that
+        were asked; it is then no longer held, so it runs once. Otherwise it
+        is held, for whoever speaks now, and the answer asks for confirmation.
         """
         chat_log = current_chat_log.get()
         if chat_log is None:
@@ -325,6 +345,7 @@ class Confirmations:
             pending is not None
             and call in pending.calls
             and len(said) == pending.user_turns + 1
+            and pending.asker == asker
             and classify(said[-1].content, pending.language) is Reply.YES
         ):
             pending.calls.remove(call)
@@ -338,16 +359,19 @@ class Confirmations:
             )
             return None
         if pending is None or pending.user_turns != len(said):
-            pending = self._hold(conversation_id, len(said), language)
+            pending = self._hold(conversation_id, len(said), language, asker)
         if call not in pending.calls:
             pending.calls.append(call)
         return NEEDED + call.question(language)
 
-    def _hold(self, conversation_id: str, turns: int, language: str | None) -> Pending:
+    def _hold(
+        self, conversation_id: str, turns: int, language: str | None, asker: Asker
+    ) -> Pending:
         pending = Pending(
             user_turns=turns,
             language=language,
             expires=dt_util.utcnow() + timedelta(seconds=DEFAULT_CONFIRM_TIMEOUT),
+            asker=asker,
         )
         if conversation_id not in self._watched and (
             session := chat_session.current_session.get()
@@ -383,16 +407,30 @@ class Confirmations:
         pending.expires = dt_util.utcnow() + timedelta(seconds=timeout)
         return pending.question(language)
 
-    def answer(self, chat_log: conversation.ChatLog) -> tuple[Reply, list[HeldCall]]:
+    def answer(
+        self, chat_log: conversation.ChatLog, asker: Asker
+    ) -> tuple[Reply, list[HeldCall]]:
         """Read the person's words as the answer to the previous turn's question.
 
         A yes returns the calls to run, still held for the tool's own check;
         a no or anything else cancels them. Without a question there is
-        nothing to answer: OTHER, no calls.
+        nothing to answer: OTHER, no calls. Words from another user or device
+        than the one asked are no answer: they take the turn the answer was
+        due in, so the calls are dropped (never left waiting past that turn)
+        and the words are a new question.
         """
         said = user_turns(chat_log)
         pending = self.get(chat_log.conversation_id)
-        if pending is None or len(said) != pending.user_turns + 1:
+        if (
+            pending is None
+            or len(said) != pending.user_turns + 1
+            or pending.asker != asker
+        ):
+            if pending is not None and pending.asker != asker:
+                _LOGGER.info(
+                    "Held calls of %s dropped: answered by another user or device",
+                    chat_log.conversation_id,
+                )
             self.cancel(chat_log.conversation_id)
             return Reply.OTHER, []
         reply = classify(said[-1].content, pending.language)

@@ -19,6 +19,8 @@ class Turn:
     fault: str | None = None
     # What the person heard about the fault; the record splits it off the reply.
     fault_sentence: str | None = None
+    # Whether any text of the turn has been streamed (the person saw it).
+    spoke: bool = False
     timings: list[dict[str, Any]] = field(default_factory=list)
     # Event loop time by which the turn must be answered.
     deadline: float | None = None

@@ -115,6 +115,11 @@ def now(zone: tzinfo | None) -> datetime:
     return datetime.now(zone) if zone else datetime.now().astimezone()
 
 
+def cache_home() -> Path:
+    """Return the folder caches go in: $XDG_CACHE_HOME, else ~/.cache."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
+
+
 def web_timeout() -> float:
     """Return the seconds all web requests of this run may take together."""
     text = os.environ.get("TOOL_WEB_TIMEOUT", "")

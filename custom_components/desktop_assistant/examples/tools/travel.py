@@ -1,33 +1,52 @@
 #!/usr/bin/env python3
-"""Driving time with traffic from TomTom: now, or when to leave to arrive in time.
+"""Driving time with traffic from TomTom: leaving now, leaving at a time, or arriving by one.
 
-travel.py ORIGIN DESTINATION ARRIVE_AT
+travel.py ORIGIN DESTINATION ARRIVE_AT DEPART_AT
   ORIGIN       a place name, address, point of interest or "lat,lon";
                empty for TRAVEL_HOME
   DESTINATION  the same kinds of place
-  ARRIVE_AT    empty: leave now, on live traffic; else the latest arrival,
-               "HH:MM" (today) or "YYYY-MM-DD HH:MM", in local time unless it
-               has an offset; it gives the latest departure on predicted traffic
+  ARRIVE_AT    the latest arrival: gives the latest departure
+  DEPART_AT    the departure: gives the arrival
+               At most one of the two, on predicted traffic; neither: leave
+               now, on live traffic. "HH:MM" (today) or "YYYY-MM-DD HH:MM",
+               in TZ's zone unless it has an offset; a time past is refused.
 
 Environment:
   TOMTOM_API_KEY  key with the Search and Routing APIs enabled (required)
   TRAVEL_HOME     the origin when none is given (optional)
   TOMTOM_URL      the service, default https://api.tomtom.com
   TZ              the local time zone (default: the system's)
+  XDG_CACHE_HOME  place lookups are kept in desktop_assistant/travel-places.json
+                  there (default ~/.cache): a match for 24 hours, a place not
+                  found for 10 minutes. Routes are never kept: traffic changes.
 
-The answer names the places TomTom matched, so a wrong match shows.
-The key is sent as TomTom requires, in the URL, and never printed.
+The answer names the places TomTom matched, so a wrong match shows, and
+gives the departure and arrival in the local zone. The key is sent as TomTom
+requires, in the URL, and is never printed or cached.
 """
 
-from dataclasses import dataclass
+import contextlib
+from dataclasses import asdict, dataclass
 from datetime import date, datetime, time, tzinfo
 import html
+import json
 import os
+from pathlib import Path
 import re
+import time as clock
 from typing import Any
 import urllib.parse
 
-from helperlib import HelperError, get_json, keep_secret, local_zone, localize, now, run
+from helperlib import (
+    HelperError,
+    cache_home,
+    get_json,
+    keep_secret,
+    local_zone,
+    localize,
+    now,
+    run,
+)
 
 SERVICE = "TomTom"
 DEFAULT_URL = "https://api.tomtom.com"
@@ -35,6 +54,16 @@ CLOCK = re.compile(r"(\d{1,2})[:.](\d{2})")
 COORDINATES = re.compile(
     r"\s*([-+]?\d{1,2}(?:\.\d+)?)\s*,\s*([-+]?\d{1,3}(?:\.\d+)?)\s*"
 )
+CACHE_FILE = Path("desktop_assistant") / "travel-places.json"
+# Seconds a lookup is kept: a place for a day, a place not found for 10 min.
+FOUND_FOR = 24 * 3600
+MISSED_FOR = 10 * 60
+# The most lookups the cache file keeps, newest first.
+MAX_CACHED = 500
+# What each request needs enabled on the key, as TomTom's dashboard names it.
+PRODUCTS = {"place search": "Search API", "route": "Routing API"}
+# TomTom's words for a key without the product a request needs.
+NOT_ENTITLED = "not allowed to access this endpoint"
 
 
 @dataclass(frozen=True)
@@ -51,11 +80,19 @@ class Place:
         return f"{self.lat:.6f},{self.lon:.6f}"
 
 
+@dataclass(frozen=True)
+class When:
+    """The time asked about: TomTom's `arriveAt` or `departAt`, and the moment."""
+
+    kind: str
+    moment: datetime
+
+
 def main(arguments: list[str]) -> str:
-    """Answer how long the drive takes, or when to leave."""
-    origin_text, destination_text, arrive_text = (
-        [argument.strip() for argument in arguments] + ["", "", ""]
-    )[:3]
+    """Answer how long the drive takes, when it arrives, or when to leave."""
+    origin_text, destination_text, arrive_text, depart_text = (
+        [argument.strip() for argument in arguments] + ["", "", "", ""]
+    )[:4]
     key = keep_secret(os.environ.get("TOMTOM_API_KEY", "").strip())
     if not key:
         raise HelperError("TOMTOM_API_KEY is not set: add it to [env] in config.toml")
@@ -65,16 +102,34 @@ def main(arguments: list[str]) -> str:
     if not destination_text:
         raise HelperError("no destination: say where to")
     zone = local_zone()
-    arrive_at = parse_arrival(arrive_text, zone) if arrive_text else None
-    api = TomTom(os.environ.get("TOMTOM_URL") or DEFAULT_URL, key)
+    when = parse_when(arrive_text, depart_text, zone)
+    cache = PlaceCache(cache_home() / CACHE_FILE)
+    api = TomTom(os.environ.get("TOMTOM_URL") or DEFAULT_URL, key, cache)
     origin = api.place(origin_text)
     destination = api.place(destination_text, near=origin)
-    summary = api.route(origin, destination, arrive_at)
-    return describe(origin, destination, summary, arrive_at, zone)
+    summary = api.route(origin, destination, when)
+    return describe(origin, destination, summary, when, zone)
 
 
-def parse_arrival(text: str, zone: tzinfo | None) -> datetime:
-    """Read the latest arrival; a time in the past is refused."""
+def parse_when(arrive_text: str, depart_text: str, zone: tzinfo | None) -> When | None:
+    """Read the arrival or the departure asked for; both at once are refused."""
+    # "now" is how a model may well say that the trip starts now.
+    if depart_text.casefold() == "now":
+        depart_text = ""
+    if arrive_text and depart_text:
+        raise HelperError(
+            "give arrive_at or depart_at, not both: arrive_at is the latest "
+            "arrival, depart_at the departure"
+        )
+    if arrive_text:
+        return When("arriveAt", parse_time(arrive_text, "arrive_at", zone))
+    if depart_text:
+        return When("departAt", parse_time(depart_text, "depart_at", zone))
+    return None
+
+
+def parse_time(text: str, name: str, zone: tzinfo | None) -> datetime:
+    """Read a time of today or a date and time; a time in the past is refused."""
     current = now(zone)
     try:
         if match := CLOCK.fullmatch(text):
@@ -85,7 +140,7 @@ def parse_arrival(text: str, zone: tzinfo | None) -> datetime:
             wanted = parsed if parsed.tzinfo else localize(parsed, zone)
     except ValueError:
         raise HelperError(
-            f"arrive_at must be a time like 09:00 or 2026-10-22 09:00, got {text!r}"
+            f"{name} must be a time like 09:00 or 2026-10-22 09:00, got {text!r}"
         ) from None
     if wanted <= current:
         raise HelperError(
@@ -94,12 +149,62 @@ def parse_arrival(text: str, zone: tzinfo | None) -> datetime:
     return wanted
 
 
+class PlaceCache:
+    """Place lookups kept in a JSON file beside the other tools' caches.
+
+    A file that is missing, broken or cannot be written only costs a lookup.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        self.entries: dict[str, Any] = data if isinstance(data, dict) else {}
+
+    def get(self, key: str) -> tuple[Place | None] | None:
+        """Return (the place, or None when none was found) if still kept; else None."""
+        entry = self.entries.get(key)
+        try:
+            age = clock.time() - float(entry["at"])
+            found = entry["place"]
+            place = (
+                None
+                if found is None
+                else Place(str(found["name"]), float(found["lat"]), float(found["lon"]))
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+        if 0 <= age < (MISSED_FOR if place is None else FOUND_FOR):
+            return (place,)
+        return None
+
+    def put(self, key: str, place: Place | None) -> None:
+        """Keep a lookup's outcome; drop the lookups kept too long."""
+        self.entries[key] = {
+            "at": clock.time(),
+            "place": None if place is None else asdict(place),
+        }
+        kept = [(k, v) for k, v in self.entries.items() if self.get(k) is not None]
+        kept.sort(key=lambda item: item[1]["at"], reverse=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps(dict(kept[:MAX_CACHED])), encoding="utf-8")
+            os.replace(temporary, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+
+
 class TomTom:
     """TomTom's Search and Routing APIs, with their errors in plain words."""
 
-    def __init__(self, base: str, key: str) -> None:
+    def __init__(self, base: str, key: str, cache: PlaceCache) -> None:
         self.base = base.rstrip("/")
         self.key = key
+        self.cache = cache
 
     def get(self, path: str, parameters: dict[str, str], what: str) -> dict[str, Any]:
         """GET a TomTom path; raise HelperError on any answer but a 200."""
@@ -108,10 +213,16 @@ class TomTom:
         if status == 200 and isinstance(data, dict):
             return data
         message = error_message(data)
+        if status == 403 and NOT_ENTITLED in message.lower():
+            raise HelperError(
+                f"the TomTom key is not enabled for the {PRODUCTS[what]} (TomTom: "
+                f"{message}). The key is known, its product is missing: add the "
+                f"{PRODUCTS[what]} to it in TomTom's developer dashboard"
+            )
+        if status == 429 or "over qps" in message.lower():
+            raise HelperError("TomTom says too many requests: try again later")
         if status in (401, 403):
             raise HelperError(f"TomTom refused the API key: {message or status}")
-        if status == 429:
-            raise HelperError("TomTom says too many requests: try again later")
         if status == 400 and what == "route":
             raise HelperError(f"TomTom found no route: {message or 'bad request'}")
         raise HelperError(
@@ -119,11 +230,27 @@ class TomTom:
         )
 
     def place(self, text: str, near: Place | None = None) -> Place:
-        """Return the place TomTom matches best; coordinates are taken as they are."""
+        """Return the place TomTom matches best; coordinates are taken as they are.
+
+        A lookup's outcome is cached (see PlaceCache), per service, words and
+        the origin it was looked for near.
+        """
         if match := COORDINATES.fullmatch(text):
             lat, lon = float(match[1]), float(match[2])
             if abs(lat) <= 90 and abs(lon) <= 180:
                 return Place(f"{lat:g},{lon:g}", lat, lon)
+        cache_key = " | ".join(
+            [self.base, " ".join(text.casefold().split()), near.point if near else ""]
+        )
+        if (cached := self.cache.get(cache_key)) is None:
+            cached = (self.search(text, near),)
+            self.cache.put(cache_key, cached[0])
+        if (place := cached[0]) is None:
+            raise HelperError(f"TomTom found no place called {text!r}")
+        return place
+
+    def search(self, text: str, near: Place | None) -> Place | None:
+        """Ask TomTom for the best match; None when it has none."""
         parameters = {"limit": "1"}
         if near is not None:
             # Nearer matches first: "the airport" is the one close to the origin.
@@ -132,7 +259,7 @@ class TomTom:
         data = self.get(path, parameters, "place search")
         results = data.get("results")
         if not results:
-            raise HelperError(f"TomTom found no place called {text!r}")
+            return None
         try:
             first = results[0]
             position = first["position"]
@@ -145,12 +272,12 @@ class TomTom:
             ) from None
 
     def route(
-        self, origin: Place, destination: Place, arrive_at: datetime | None
+        self, origin: Place, destination: Place, when: When | None
     ) -> dict[str, Any]:
-        """Return the route summary: live traffic, or predicted for an arrival."""
+        """Return the route summary: live traffic, or predicted for a time."""
         parameters = {"traffic": "true", "travelMode": "car"}
-        if arrive_at is not None:
-            parameters["arriveAt"] = arrive_at.isoformat(timespec="seconds")
+        if when is not None:
+            parameters[when.kind] = when.moment.isoformat(timespec="seconds")
         path = f"/routing/1/calculateRoute/{origin.point}:{destination.point}/json"
         data = self.get(path, parameters, "route")
         try:
@@ -192,7 +319,7 @@ def describe(
     origin: Place,
     destination: Place,
     summary: dict[str, Any],
-    arrive_at: datetime | None,
+    when: When | None,
     zone: tzinfo | None,
 ) -> str:
     """Put the route summary into a sentence the model can read out."""
@@ -204,19 +331,41 @@ def describe(
         f" including {duration_text(delay)} of traffic delay" if delay >= 60 else ""
     )
     today = now(zone).date()
-    if arrive_at is None:
-        arrival = clock_text(summary.get("arrivalTime"), today)
+    departure = local_time(summary.get("departureTime"), zone)
+    arrival = local_time(summary.get("arrivalTime"), zone)
+    if when is None:
         return (
             f"{trip}: {duration_text(seconds)} by car with current traffic{traffic}, "
-            f"{length}. Leaving now, you arrive at {arrival}."
+            f"{length}. Leaving now, at {clock_text(departure, today)}, you arrive "
+            f"at {clock_text(arrival, today)}."
         )
-    # The departure's day is said only when it is not the arrival's.
-    departure = clock_text(summary.get("departureTime"), arrive_at.date())
-    return (
-        f"{trip}, to arrive by {clock_text(arrive_at, today)}: leave by {departure}. "
+    drive = (
         f"The drive takes {duration_text(seconds)} with predicted traffic{traffic}, "
         f"{length}."
     )
+    # A time's day is said only when it is not the day asked about.
+    day = when.moment.date()
+    if when.kind == "arriveAt":
+        return (
+            f"{trip}, to arrive by {clock_text(when.moment, today)}: leave by "
+            f"{clock_text(departure, day)}, arriving at {clock_text(arrival, day)}. "
+            f"{drive}"
+        )
+    return (
+        f"{trip}, leaving at {clock_text(when.moment, today)}: you arrive at "
+        f"{clock_text(arrival, day)}. {drive}"
+    )
+
+
+def local_time(value: object, zone: tzinfo | None) -> datetime | None:
+    """Return one of TomTom's times (the origin's zone) in the local zone."""
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(zone) if zone else moment.astimezone()
 
 
 def duration_text(seconds: int) -> str:
@@ -237,13 +386,9 @@ def distance(meters: int) -> str:
     return f"{kilometers:.1f} km" if kilometers < 10 else f"{round(kilometers)} km"
 
 
-def clock_text(value: object, day: date) -> str:
+def clock_text(moment: datetime | None, day: date) -> str:
     """Return a time as "08:12", with its day when that is not `day`."""
-    try:
-        moment = (
-            value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-        )
-    except ValueError:
+    if moment is None:
         return "an unknown time"
     if moment.date() == day:
         return f"{moment:%H:%M}"

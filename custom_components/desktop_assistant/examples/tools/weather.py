@@ -24,7 +24,7 @@ import time
 from typing import Any
 import urllib.parse
 
-from helperlib import HelperError, get_json, keep_secret, run
+from helperlib import HelperError, cache_home, get_json, keep_secret, run
 
 SERVICE = "OpenWeatherMap"
 DEFAULT_URL = "https://api.openweathermap.org"
@@ -122,8 +122,7 @@ def parse_env_file(text: str) -> dict[str, str]:
 
 def read_fresh_cache() -> dict[str, Any] | None:
     """Return conky-theme-udt's cached current weather if younger than 30 minutes."""
-    cache_home = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    path = Path(cache_home).expanduser() / "udt" / "weather.json"
+    path = cache_home() / "udt" / "weather.json"
     try:
         if time.time() - path.stat().st_mtime > CACHE_MAX_AGE:
             return None
