@@ -44,6 +44,7 @@ import probatio as vol
 from .agent.language import DETECTABLE_LANGUAGES
 from .const import (
     CONF_CONFIRM_TIMEOUT,
+    CONF_FALLBACK_SERVERS,
     CONF_LANGUAGES,
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
@@ -70,6 +71,7 @@ from .const import (
 from .llm import filter_invalid_llm_apis
 from .server.client import LlamaServerClient, LlamaServerError
 from .server.credentials import without_credentials
+from .server.options import ServerOptionsStep, fallback_selector
 from .tool_files import async_install_examples
 from .tool_files.examples import InstallReport
 
@@ -290,7 +292,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         return EntryOptionsFlow()
 
 
-class EntryOptionsFlow(OptionsFlow):
+class EntryOptionsFlow(ServerOptionsStep, OptionsFlow):
     """How conversations are kept, and the example tools installed from the UI."""
 
     def __init__(self) -> None:
@@ -302,7 +304,7 @@ class EntryOptionsFlow(OptionsFlow):
     ) -> ConfigFlowResult:
         """Offer the record's options or installing the example tools."""
         return self.async_show_menu(
-            step_id="init", menu_options=["record", "install_examples"]
+            step_id="init", menu_options=["record", "server", "install_examples"]
         )
 
     async def async_step_record(
@@ -310,7 +312,9 @@ class EntryOptionsFlow(OptionsFlow):
     ) -> ConfigFlowResult:
         """How long conversations are kept, and when one goes quiet."""
         if user_input is not None:
-            return self.async_create_entry(data=user_input)
+            return self.async_create_entry(
+                data=dict(self.config_entry.options) | user_input
+            )
         return self.async_show_form(
             step_id="record",
             data_schema=self.add_suggested_values_to_schema(
@@ -391,7 +395,7 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             return self.async_update_and_abort(
                 entry, self._get_reconfigure_subentry(), title=title, data=user_input
             )
-        client: LlamaServerClient = entry.runtime_data
+        client = entry.runtime_data.client
         try:
             models = await client.async_list_models()
         except LlamaServerError as err:
@@ -419,9 +423,10 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             options[CONF_LLM_HASS_API] = filter_invalid_llm_apis(
                 self.hass, options.get(CONF_LLM_HASS_API) or []
             )
+        fields = _agent_schema(self.hass, entry, name, models)
         schema = {
             marker: selector
-            for marker, selector in _agent_schema(self.hass, name, models).items()
+            for marker, selector in fields.items()
             if str(marker) not in self.hidden
         }
         return self.async_show_form(
@@ -449,7 +454,7 @@ class AITaskFlowHandler(ModelSubentryFlow):
 
 
 def _agent_schema(
-    hass: HomeAssistant, name: str, models: list[str]
+    hass: HomeAssistant, entry: ConfigEntry, name: str, models: list[str]
 ) -> dict[vol.Marker, Any]:
     """Return the fields of an agent: its name, then its options."""
 
@@ -486,6 +491,7 @@ def _agent_schema(
         vol.Required(CONF_TURN_TIMEOUT): number(10, 3600),
         vol.Required(CONF_CONFIRM_TIMEOUT): number(10, 600),
         vol.Required(CONF_RECORD): BooleanSelector(),
+        vol.Optional(CONF_FALLBACK_SERVERS): fallback_selector(hass, entry),
         vol.Optional(CONF_LANGUAGES): SelectSelector(
             SelectSelectorConfig(
                 options=list(DETECTABLE_LANGUAGES), multiple=True, sort=True

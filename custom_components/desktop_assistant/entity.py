@@ -26,6 +26,8 @@ from .const import (
 )
 from .runtime import DATA_CONFIRMATIONS, DesktopAssistantConfigEntry
 from .server.client import LlamaServerError
+from .server.credentials import without_credentials
+from .server.failover import async_route
 from .server.stream import Answer, Delta
 
 _LOGGER = logging.getLogger(__name__)
@@ -67,6 +69,10 @@ class DesktopAssistantEntity(Entity):
         """
         options = self.options
         turn.deadline = self.hass.loop.time() + float(options[CONF_TURN_TIMEOUT])
+        if turn.route is None:
+            turn.route = async_route(
+                self.hass, self.entry, options, chat_log.conversation_id
+            )
         tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
         offered = {tool["function"]["name"] for tool in tools}
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
@@ -98,17 +104,19 @@ class DesktopAssistantEntity(Entity):
                 break
         if turn.timings:
             chat_log.async_trace({"timings": turn.timings})
+        if (server := turn.route.answered) is not None:
+            chat_log.async_trace({"server": server.name, "model": server.model})
 
     async def _async_deltas(
         self, payload: dict[str, Any], turn: Turn, offered: set[str]
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text."""
-        client = self.entry.runtime_data
+        assert turn.route is not None
         yield {"role": "assistant"}
         answer = Answer()
         streamed_text = False
         try:
-            async for chunk in client.async_stream_chat(
+            async for chunk in turn.route.async_stream_chat(
                 payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
             ):
                 if chunk is None:
@@ -121,7 +129,12 @@ class DesktopAssistantEntity(Entity):
                     yield delta
         except LlamaServerError as err:
             turn.fault = err.kind
-            _LOGGER.warning("llama-server at %s failed: %r", client.url, err)
+            server = turn.route.answered or turn.route.servers[-1]
+            _LOGGER.warning(
+                "llama-server at %s failed: %s",
+                without_credentials(server.client.url),
+                without_credentials(repr(err)),
+            )
             message = await async_fault_sentence(self.hass, turn.fault, turn.language)
             turn.fault_sentence = message
             # Text already streamed stays; the explanation follows it.
