@@ -28,6 +28,7 @@ from .runtime import (
 )
 from .server.activity import async_get_activity
 from .server.failover import async_route
+from .server.no_server import NoServerWatch
 
 # Questions are answered concurrently; llama-server queues them in its slots.
 PARALLEL_UPDATES = 0
@@ -71,6 +72,9 @@ class DesktopAssistantConversationEntity(
     async def async_added_to_hass(self) -> None:
         """Load the language detector (a second's work) when languages are set."""
         await super().async_added_to_hass()
+        self.async_on_remove(
+            NoServerWatch(self.hass, self.entry, self.subentry).async_start()
+        )
         if languages := self.options.get(CONF_LANGUAGES):
             self._language_detector = await self.hass.async_add_executor_job(
                 LanguageDetector, languages
