@@ -93,16 +93,23 @@ def connectivity(hass: HomeAssistant, entry: MockConfigEntry) -> str:
 
 
 async def async_wait_for_health(
-    hass: HomeAssistant, health: ServerHealth, reachable: bool, checks: int = 120
+    hass: HomeAssistant,
+    health: ServerHealth,
+    reachable: bool,
+    checks: int = 120,
+    pause: float = 0.25,
 ) -> None:
     """Move HA's clock past the next health check until `reachable` is reported.
 
-    Each round lets a check run; a real server may need a few to start.
+    Each round runs a check to its end, then pauses `pause` real seconds: a
+    real server may need a few rounds to start. A test with a frozen clock
+    passes 0 (asyncio's sleep would never end).
     """
     for _ in range(checks):
         if health.reachable is reachable:
             return
         async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=31))
-        await hass.async_block_till_done()
-        await asyncio.sleep(0.25)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        if pause:
+            await asyncio.sleep(pause)
     raise AssertionError(f"the health check never said reachable={reachable}")
