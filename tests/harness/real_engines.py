@@ -115,20 +115,31 @@ class RealLlamaServer:
 
 @contextlib.contextmanager
 def start_llama_server(
-    workdir: Path, *extra_args: str, port: int = 0
+    workdir: Path, *extra_args: str, port: int = 0, router: tuple[str, ...] = ()
 ) -> Iterator[RealLlamaServer]:
     """Run llama-server with one slot on a freshly written tiny model.
 
-    On `port`, or on a free one the system picks when it is 0.
+    On `port`, or on a free one the system picks when it is 0. With
+    `router` model names, in router mode instead: a tiny model per name in
+    a models folder (`--models-dir`), each loaded when first asked for;
+    `model_path` is then that folder.
     """
     binary = llama_server_binary()
-    model_path = write_tiny_gguf(workdir / "tiny-chatml.gguf")
+    if router:
+        model_path = workdir / "models"
+        model_path.mkdir(exist_ok=True)
+        for name in router:
+            write_tiny_gguf(model_path / f"{name}.gguf")
+        model_args = ("--models-dir", str(model_path))
+    else:
+        model_path = write_tiny_gguf(workdir / "tiny-chatml.gguf")
+        model_args = ("--model", str(model_path))
     log_path = workdir / "llama-server.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [
                 str(binary),
-                *("--model", str(model_path)),
+                *model_args,
                 # Port 0: the system picks a free one, which the log names.
                 *("--host", "127.0.0.1", "--port", str(port)),
                 "--jinja",

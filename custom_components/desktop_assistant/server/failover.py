@@ -80,12 +80,18 @@ def async_sticky_servers(hass: HomeAssistant) -> StickyServers:
 
 
 def fallback_model(entry: DesktopAssistantConfigEntry) -> str:
-    """The model asked for on a fallback: the one its server reports, else its agents'."""
-    runtime = entry.runtime_data
-    if runtime.health.model:
-        return runtime.health.model
-    models = [s.data.get(CONF_MODEL) for s in entry.subentries.values()]
-    return next((model for model in models if model), "")
+    """The model asked for on a fallback: its own agents', else the one it reports.
+
+    A server in router mode (or behind llama-swap) serves several models:
+    the fallback entry's agent says which one is meant.
+    """
+    agents = sorted(
+        entry.subentries.values(), key=lambda sub: sub.subentry_type != "conversation"
+    )
+    models = [sub.data.get(CONF_MODEL) for sub in agents]
+    return next(
+        (model for model in models if model), entry.runtime_data.health.model or ""
+    )
 
 
 def loaded_fallbacks(
