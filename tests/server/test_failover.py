@@ -5,7 +5,6 @@ started as a desktop that sleeps; the fallback runs for the whole module.
 """
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from homeassistant.core import HomeAssistant
@@ -21,11 +20,9 @@ from tests.harness.failover import (
     async_wait_for_health,
     connectivity,
 )
-from tests.harness.ports import free_port
 from tests.harness.real_engines import (
     LlamaServerOnDemand,
     RealLlamaServer,
-    llama_server_binary,
     start_llama_server,
 )
 
@@ -39,15 +36,6 @@ def fallback_process(
     """The always-on box's llama-server, for the module."""
     with start_llama_server(tmp_path_factory.mktemp("fallback")) as server:
         yield server
-
-
-@pytest.fixture
-def primary(tmp_path: Path) -> Iterator[LlamaServerOnDemand]:
-    """The desktop's llama-server: its port is known, it is not started yet."""
-    llama_server_binary()
-    on_demand = LlamaServerOnDemand(tmp_path, free_port())
-    yield on_demand
-    on_demand.stop()
 
 
 def primary_model(primary: LlamaServerOnDemand) -> str:
@@ -81,9 +69,10 @@ def assert_answered(result: Any) -> None:
 async def test_primary_stopped_the_fallback_answers_and_the_record_says_so(
     hass: HomeAssistant,
     socket_enabled: None,
-    primary: LlamaServerOnDemand,
+    sleeping_llama_server: LlamaServerOnDemand,
     fallback_process: RealLlamaServer,
 ) -> None:
+    primary = sleeping_llama_server
     await primary.async_start()
     fallback, _ = await async_add_server(
         hass, fallback_process.url, str(fallback_process.model_path)
@@ -121,9 +110,10 @@ async def test_primary_stopped_the_fallback_answers_and_the_record_says_so(
 async def test_started_while_the_primary_is_down_then_it_comes_back(
     hass: HomeAssistant,
     socket_enabled: None,
-    primary: LlamaServerOnDemand,
+    sleeping_llama_server: LlamaServerOnDemand,
     fallback_process: RealLlamaServer,
 ) -> None:
+    primary = sleeping_llama_server
     fallback, _ = await async_add_server(
         hass, fallback_process.url, str(fallback_process.model_path)
     )

@@ -107,10 +107,11 @@ async def test_background_work_prefers_its_own_server(
     entry, _ = await async_add_server(
         hass, closed_port_url("/v1"), "big", fallbacks=[fallback]
     )
-    # Its own server is asleep and cannot be woken: the fallback, its model.
+    # Its own server is asleep and cannot be woken: the fallback, with the
+    # model its agents use.
     client, model = await async_server_for_background(hass, entry)
     assert client is fallback.runtime_data.client
-    assert model == llama_server.model_id
+    assert model == "small"
     # Own server up: it, with the work's own choice of model.
     assert await async_server_for_background(hass, fallback) == (
         fallback.runtime_data.client,

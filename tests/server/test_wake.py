@@ -4,9 +4,6 @@ The helper starts the primary llama-server when the packet arrives, as a
 desktop's network card would; `wake_address` is 127.0.0.1, never another.
 """
 
-from collections.abc import Iterator
-from pathlib import Path
-
 from homeassistant.const import ATTR_CONFIG_ENTRY_ID
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
@@ -24,12 +21,23 @@ from tests.harness.agent import speech
 from tests.harness.agent_entry import async_ask
 from tests.harness.failover import answered_by, async_add_server
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
-from tests.harness.ports import closed_port_url, free_port
-from tests.harness.real_engines import LlamaServerOnDemand, llama_server_binary
+from tests.harness.ports import closed_port_url
+from tests.harness.real_engines import LlamaServerOnDemand
 from tests.harness.wake_on_lan import magic_packet, receive_magic_packets
 
 MAC = "5c:60:ba:1e:22:7f"
 WAKING = "One moment, I'm waking the desktop."
+
+
+async def wake(hass: HomeAssistant, entry_id: str) -> dict[str, object] | None:
+    """Call the wake_server action; return its response."""
+    return await hass.services.async_call(
+        DOMAIN,
+        SERVICE_WAKE_SERVER,
+        {ATTR_CONFIG_ENTRY_ID: entry_id},
+        blocking=True,
+        return_response=True,
+    )
 
 
 def wake_options(port: int, wait: float = 0) -> dict[str, object]:
@@ -42,23 +50,16 @@ def wake_options(port: int, wait: float = 0) -> dict[str, object]:
     }
 
 
-@pytest.fixture
-def primary(tmp_path: Path) -> Iterator[LlamaServerOnDemand]:
-    """The desktop's llama-server, asleep until its packet arrives."""
-    llama_server_binary()
-    on_demand = LlamaServerOnDemand(tmp_path, free_port())
-    yield on_demand
-    on_demand.stop()
-
-
 async def test_a_question_wakes_the_desktop_and_waits_for_it(
-    hass: HomeAssistant, socket_enabled: None, primary: LlamaServerOnDemand
+    hass: HomeAssistant,
+    socket_enabled: None,
+    sleeping_llama_server: LlamaServerOnDemand,
 ) -> None:
-    async with receive_magic_packets(primary.async_start) as receiver:
+    async with receive_magic_packets(sleeping_llama_server.async_start) as receiver:
         entry, agent_id = await async_add_server(
             hass,
-            primary.url,
-            str(primary.workdir / "tiny-chatml.gguf"),
+            sleeping_llama_server.url,
+            str(sleeping_llama_server.workdir / "tiny-chatml.gguf"),
             options=wake_options(receiver.port, wait=120),
         )
         assert entry.runtime_data.health.reachable is False
@@ -79,13 +80,7 @@ async def test_a_question_wakes_the_desktop_and_waits_for_it(
         assert not speech(result).startswith("Sorry")
 
         # Once within 30 s: the action now sends nothing.
-        response = await hass.services.async_call(
-            DOMAIN,
-            SERVICE_WAKE_SERVER,
-            {ATTR_CONFIG_ENTRY_ID: entry.entry_id},
-            blocking=True,
-            return_response=True,
-        )
+        response = await wake(hass, entry.entry_id)
         assert response == {"sent": False}
         assert len(receiver.packets) == 1
 
@@ -119,32 +114,14 @@ async def test_the_wake_action(hass: HomeAssistant, socket_enabled: None) -> Non
             hass, closed_port_url("/v1"), "big", options=wake_options(receiver.port)
         )
         plain, _ = await async_add_server(hass, closed_port_url("/v1"), "small")
-        response = await hass.services.async_call(
-            DOMAIN,
-            SERVICE_WAKE_SERVER,
-            {ATTR_CONFIG_ENTRY_ID: entry.entry_id},
-            blocking=True,
-            return_response=True,
-        )
+        response = await wake(hass, entry.entry_id)
         assert response == {"sent": True}
         await receiver.received.wait()
         assert receiver.packets == [magic_packet(MAC)]
 
         with pytest.raises(ServiceValidationError) as caught:
-            await hass.services.async_call(
-                DOMAIN,
-                SERVICE_WAKE_SERVER,
-                {ATTR_CONFIG_ENTRY_ID: plain.entry_id},
-                blocking=True,
-                return_response=True,
-            )
+            await wake(hass, plain.entry_id)
         assert caught.value.translation_key == "no_wake_mac"
         with pytest.raises(ServiceValidationError):
-            await hass.services.async_call(
-                DOMAIN,
-                SERVICE_WAKE_SERVER,
-                {ATTR_CONFIG_ENTRY_ID: "not-an-entry; rm -rf /"},
-                blocking=True,
-                return_response=True,
-            )
+            await wake(hass, "not-an-entry; rm -rf /")
         assert len(receiver.packets) == 1
