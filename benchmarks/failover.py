@@ -75,6 +75,19 @@ async def first_delta(hass: HomeAssistant, agent_id: str, skip: str = "") -> flo
     return seen[0] - began
 
 
+async def run_rows(
+    rows: dict[str, Callable[[], Awaitable[float]]], runs: int
+) -> dict[str, list[float]]:
+    """Each row `runs` times, after a warm-up that pays for first connections."""
+    seconds: dict[str, list[float]] = {name: [] for name in rows}
+    for run in range(runs + 1):
+        for name, row in rows.items():
+            value = await row()
+            if run:
+                seconds[name].append(value)
+    return seconds
+
+
 async def measure(
     hass: HomeAssistant,
     primary: LlamaServerOnDemand,
@@ -129,13 +142,7 @@ async def measure(
         "primary refusing, not yet known": lambda: stopped(known=False),
         "primary silent (accepts, no headers)": silent,
     }
-    seconds: dict[str, list[float]] = {name: [] for name in rows}
-    # One warm-up each, so no row pays for a first connection or cold cache.
-    for run in range(runs + 1):
-        for name, row in rows.items():
-            value = await row()
-            if run:
-                seconds[name].append(value)
+    seconds = await run_rows(rows, runs)
     await stand_in.stop()
     await box.stop()
     await hass.async_add_executor_job(primary.stop)

@@ -26,7 +26,6 @@ from .const import (
 )
 from .runtime import DATA_CONFIRMATIONS, DesktopAssistantConfigEntry
 from .server.client import LlamaServerError
-from .server.credentials import without_credentials
 from .server.failover import async_route
 from .server.stream import Answer, Delta
 
@@ -129,12 +128,7 @@ class DesktopAssistantEntity(Entity):
                     yield delta
         except LlamaServerError as err:
             turn.fault = err.kind
-            server = turn.route.answered or turn.route.servers[-1]
-            _LOGGER.warning(
-                "llama-server at %s failed: %s",
-                without_credentials(server.client.url),
-                without_credentials(repr(err)),
-            )
+            _LOGGER.warning("llama-server %s failed: %r", turn.route.tried, err)
             message = await async_fault_sentence(self.hass, turn.fault, turn.language)
             turn.fault_sentence = message
             # Text already streamed stays; the explanation follows it.

@@ -125,6 +125,11 @@ class Route:
     # What the last answer's final chunk said of its speed.
     timings: dict[str, Any] | None = field(default=None, repr=False)
 
+    @property
+    def tried(self) -> str:
+        """The server that answered, else the last one tried (its entry's title)."""
+        return (self.answered or self.servers[-1]).name
+
     async def async_stream_chat(
         self, payload: dict[str, Any], read_timeout: float, deadline: float | None
     ) -> AsyncIterator[dict[str, Any] | None]:
