@@ -153,6 +153,8 @@ class Route:
                 error = err
                 continue
             server.runtime.health.async_answered(self.timings)
+            # The turn's next rounds go where its tool calls were made.
+            self._put_first(server)
             return
         raise error or ServerUnavailable("no llama-server to ask")
 
@@ -202,8 +204,11 @@ class Route:
             self.hass, server.runtime.health, server.runtime.waker.wait
         ):
             return False
-        self.servers = [server, *(s for s in self.servers if s is not server)]
+        self._put_first(server)
         return True
+
+    def _put_first(self, server: Server) -> None:
+        self.servers = [server, *(s for s in self.servers if s is not server)]
 
 
 async def async_wait_until_reachable(

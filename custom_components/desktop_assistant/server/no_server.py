@@ -46,8 +46,10 @@ class NoServerWatch:
         self.async_evaluate()
 
         def stop() -> None:
+            # An agent removed or reloaded leaves no issue behind.
             unsubscribe()
             self._cancel_timer()
+            ir.async_delete_issue(self.hass, DOMAIN, self.issue_id)
 
         return stop
 
