@@ -71,7 +71,11 @@ from .const import (
 from .llm import filter_invalid_llm_apis
 from .server.client import LlamaServerClient, LlamaServerError
 from .server.credentials import without_credentials
-from .server.options import ServerOptionsStep, fallback_selector
+from .server.options import (
+    ServerOptionsStep,
+    async_models_for_form,
+    fallback_selector,
+)
 from .tool_files import async_install_examples
 from .tool_files.examples import InstallReport
 
@@ -395,21 +399,9 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             return self.async_update_and_abort(
                 entry, self._get_reconfigure_subentry(), title=title, data=user_input
             )
-        client = entry.runtime_data.client
-        try:
-            models = await client.async_list_models()
-        except LlamaServerError as err:
-            _LOGGER.debug(
-                "Listing models failed: %s",
-                without_credentials(f"{client.url}: {err!r}"),
-            )
-            return self.async_abort(reason="cannot_connect")
-        except Exception:
-            _LOGGER.exception(
-                "Unexpected error listing models of %s",
-                without_credentials(client.url),
-            )
-            return self.async_abort(reason="unknown")
+        models = await async_models_for_form(entry)
+        if isinstance(models, str):
+            return self.async_abort(reason=models)
         if is_new:
             model = models[0] if models else ""
             options = self.defaults | {CONF_MODEL: model}

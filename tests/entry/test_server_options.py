@@ -10,6 +10,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.desktop_assistant.const import (
     CONF_CONNECT_TIMEOUT,
     CONF_FALLBACK_SERVERS,
+    CONF_MAX_TOKENS,
     CONF_NIGHTLY_FALLBACK,
     CONF_RETENTION_DAYS,
     CONF_WAKE_ADDRESS,
@@ -122,3 +123,31 @@ async def test_the_agent_form_offers_the_other_servers_by_title(
         {"label": "Always-on box", "value": fallback.entry_id}
     ]
     assert selector.config["multiple"] is True
+
+
+async def test_an_agent_of_a_sleeping_server_can_get_its_fallbacks(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    async with serve(LlamaServerStandIn(model_id="small")) as box:
+        fallback, _ = await async_add_server(hass, box.url, "small")
+        entry, _ = await async_add_server(hass, llama_server.url, "big")
+        await llama_server.stop()
+        (subentry_id,) = entry.subentries
+        result = await entry.start_subentry_reconfigure_flow(hass, subentry_id)
+        assert result["type"] is FlowResultType.FORM
+        options = dict(entry.subentries[subentry_id].data)
+        result = await hass.config_entries.subentries.async_configure(
+            result["flow_id"],
+            options
+            | {
+                "name": "Desktop",
+                CONF_MAX_TOKENS: 64,
+                CONF_FALLBACK_SERVERS: [fallback.entry_id],
+            },
+        )
+        await hass.async_block_till_done()
+        assert result["type"] is FlowResultType.ABORT
+        assert result["reason"] == "reconfigure_successful"
+        assert entry.subentries[subentry_id].data[CONF_FALLBACK_SERVERS] == [
+            fallback.entry_id
+        ]

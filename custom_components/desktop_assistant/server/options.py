@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping
 import ipaddress
+import logging
 import re
 from typing import Any
 
@@ -33,6 +34,11 @@ from ..const import (
     DEFAULT_WAKE_WAIT,
     DOMAIN,
 )
+from ..runtime import DesktopAssistantConfigEntry
+from .client import CannotConnect, LlamaServerError
+from .credentials import without_credentials
+
+_LOGGER = logging.getLogger(__name__)
 
 
 def _seconds(minimum: float, maximum: float, step: float) -> NumberSelector:
@@ -92,6 +98,29 @@ def server_options(
     if mac:
         merged[CONF_WAKE_MAC] = mac
     return merged, {}
+
+
+async def async_models_for_form(entry: DesktopAssistantConfigEntry) -> list[str] | str:
+    """The server's models for an agent's form, or the reason to abort it.
+
+    A server that is asleep lists the model it served last, so that an
+    agent's options (its fallbacks, say) can be changed while it sleeps.
+    """
+    client = entry.runtime_data.client
+    try:
+        return await client.async_list_models()
+    except CannotConnect:
+        return [model] if (model := entry.runtime_data.health.model) else []
+    except LlamaServerError as err:
+        _LOGGER.debug(
+            "Listing models failed: %s", without_credentials(f"{client.url}: {err!r}")
+        )
+        return "cannot_connect"
+    except Exception:
+        _LOGGER.exception(
+            "Unexpected error listing models of %s", without_credentials(client.url)
+        )
+        return "unknown"
 
 
 def fallback_selector(hass: HomeAssistant, entry: ConfigEntry) -> SelectSelector:
