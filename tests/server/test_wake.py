@@ -125,3 +125,34 @@ async def test_the_wake_action(hass: HomeAssistant, socket_enabled: None) -> Non
         with pytest.raises(ServiceValidationError):
             await wake(hass, "not-an-entry; rm -rf /")
         assert len(receiver.packets) == 1
+
+
+async def test_the_waking_sentence_is_in_the_language_asked(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    port = llama_server.port
+    await llama_server.stop()
+
+    async def wake() -> None:
+        await llama_server.start(port)
+
+    async with receive_magic_packets(wake) as receiver:
+        _, agent_id = await async_add_server(
+            hass,
+            llama_server.url,
+            "big",
+            options=wake_options(receiver.port, wait=60),
+        )
+        llama_server.script = [text_reply("Buongiorno!")]
+        pieces: list[str] = []
+        result = await async_ask(
+            hass,
+            agent_id,
+            "Buongiorno",
+            listener=lambda _log, delta: (
+                pieces.append(delta["content"]) if delta.get("content") else None
+            ),
+            language="it",
+        )
+        assert pieces == ["Un momento, sto accendendo il computer.", "Buongiorno!"]
+        assert speech(result) == "Buongiorno!"
