@@ -6,6 +6,8 @@ import contextlib
 from dataclasses import dataclass, field
 import time
 
+from tests.harness.llama_server import LlamaServerStandIn
+
 
 def magic_packet(mac: str) -> bytes:
     """What wakes `mac`: six 0xFF bytes, then the MAC's six bytes sixteen times."""
@@ -49,3 +51,18 @@ async def receive_magic_packets(
         if receiver.woken is not None:
             with contextlib.suppress(Exception):
                 await receiver.woken
+
+
+@contextlib.asynccontextmanager
+async def asleep_until_woken(
+    stand_in: LlamaServerStandIn,
+) -> AsyncIterator[MagicPacketReceiver]:
+    """The stand-in stopped, listening again on its port when a packet arrives."""
+    port = stand_in.port
+    await stand_in.stop()
+
+    async def wake() -> None:
+        await stand_in.start(port)
+
+    async with receive_magic_packets(wake) as receiver:
+        yield receiver

@@ -26,7 +26,7 @@ from tests.harness.failover import (
 )
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 from tests.harness.ports import closed_port_url
-from tests.harness.wake_on_lan import receive_magic_packets
+from tests.harness.wake_on_lan import asleep_until_woken
 
 
 async def test_health_follows_loading_and_keeps_what_the_panel_shows(
@@ -127,13 +127,7 @@ async def test_background_work_prefers_its_own_server(
 async def test_background_work_wakes_its_server_and_waits(
     hass: HomeAssistant, llama_server: LlamaServerStandIn
 ) -> None:
-    port = llama_server.port
-    await llama_server.stop()
-
-    async def wake() -> None:
-        await llama_server.start(port)
-
-    async with receive_magic_packets(wake) as receiver:
+    async with asleep_until_woken(llama_server) as receiver:
         entry, _ = await async_add_server(
             hass,
             llama_server.url,

@@ -23,7 +23,11 @@ from tests.harness.failover import answered_by, async_add_server
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 from tests.harness.ports import closed_port_url
 from tests.harness.real_engines import LlamaServerOnDemand
-from tests.harness.wake_on_lan import magic_packet, receive_magic_packets
+from tests.harness.wake_on_lan import (
+    asleep_until_woken,
+    magic_packet,
+    receive_magic_packets,
+)
 
 MAC = "5c:60:ba:1e:22:7f"
 WAKING = "One moment, I'm waking the desktop."
@@ -130,13 +134,7 @@ async def test_the_wake_action(hass: HomeAssistant, socket_enabled: None) -> Non
 async def test_the_waking_sentence_is_in_the_language_asked(
     hass: HomeAssistant, llama_server: LlamaServerStandIn
 ) -> None:
-    port = llama_server.port
-    await llama_server.stop()
-
-    async def wake() -> None:
-        await llama_server.start(port)
-
-    async with receive_magic_packets(wake) as receiver:
+    async with asleep_until_woken(llama_server) as receiver:
         _, agent_id = await async_add_server(
             hass,
             llama_server.url,
