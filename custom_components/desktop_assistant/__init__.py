@@ -2,37 +2,50 @@
 
 from homeassistant.const import CONF_API_KEY, CONF_URL, Platform
 from homeassistant.core import HomeAssistant
-from homeassistant.exceptions import (
-    ConfigEntryAuthFailed,
-    ConfigEntryError,
-    ConfigEntryNotReady,
-)
+from homeassistant.exceptions import ConfigEntryAuthFailed, ConfigEntryError
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
 
 from .agent.confirmation import Confirmations
-from .const import DOMAIN
+from .const import (
+    CONF_CONNECT_TIMEOUT,
+    CONF_WAKE_ADDRESS,
+    CONF_WAKE_MAC,
+    CONF_WAKE_PORT,
+    CONF_WAKE_WAIT,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_WAKE_ADDRESS,
+    DEFAULT_WAKE_PORT,
+    DEFAULT_WAKE_WAIT,
+    DOMAIN,
+)
 from .llm import ToolFilesAPI
 from .memory.memory import async_schedule_nightly, async_setup_memory
 from .panel import async_register_panel
 from .record import async_setup_record
-from .runtime import DATA_CONFIRMATIONS, DATA_TOOLS, DesktopAssistantConfigEntry
-from .server.client import (
-    CannotConnect,
-    InvalidAuth,
-    LlamaServerClient,
-    LlamaServerError,
-    ServerTimeout,
+from .runtime import (
+    DATA_CONFIRMATIONS,
+    DATA_TOOLS,
+    DesktopAssistantConfigEntry,
+    ServerRuntime,
 )
+from .server.client import InvalidAuth, LlamaServerClient, NotOpenAICompatible
 from .server.credentials import without_credentials
-from .services import async_setup_services
+from .server.health import ServerHealth
+from .server.wake import Waker
+from .services import async_setup_services, async_setup_wake_service
 from .store import async_setup_store
 from .tool_files import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
-PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION, Platform.SENSOR]
+PLATFORMS: list[Platform] = [
+    Platform.AI_TASK,
+    Platform.BINARY_SENSOR,
+    Platform.CONVERSATION,
+    Platform.SENSOR,
+]
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
@@ -46,6 +59,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     hass.data[DATA_CONFIRMATIONS] = Confirmations()
     await async_setup_tools(hass)
     async_setup_services(hass)
+    async_setup_wake_service(hass)
     async_register_api(hass, ToolFilesAPI(hass))
     await async_register_panel(hass)
     return True
@@ -54,37 +68,35 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 async def async_setup_entry(
     hass: HomeAssistant, entry: DesktopAssistantConfigEntry
 ) -> bool:
-    """Connect to the entry's llama-server and set up its agents."""
+    """Check the entry's llama-server once and set up its agents.
+
+    A server that is down or still loading is a normal state: the agents
+    exist, fallbacks answer for it, and its health check keeps trying. A
+    refused key asks for a new one; a server that is not llama-server fails.
+    """
     if (title := without_credentials(entry.title)) != entry.title:
         hass.config_entries.async_update_entry(entry, title=title)
+    options = entry.options
     client = LlamaServerClient(
         async_get_clientsession(hass),
         entry.data[CONF_URL],
         entry.data.get(CONF_API_KEY),
+        float(options.get(CONF_CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT)),
     )
-    try:
-        await client.async_list_models()
-    except InvalidAuth as err:
+    health = ServerHealth(hass, client)
+    entry.async_on_unload(health.async_stop)
+    error = await health.async_check()
+    if isinstance(error, InvalidAuth):
         raise ConfigEntryAuthFailed(
             translation_domain=DOMAIN, translation_key="setup_invalid_auth"
-        ) from err
-    except (CannotConnect, ServerTimeout) as err:
-        raise ConfigEntryNotReady(
-            translation_domain=DOMAIN,
-            translation_key="setup_cannot_connect",
-            translation_placeholders={
-                "error": without_credentials(str(err) or err.kind)
-            },
-        ) from err
-    except LlamaServerError as err:
+        ) from error
+    if isinstance(error, NotOpenAICompatible):
         raise ConfigEntryError(
             translation_domain=DOMAIN,
             translation_key="setup_not_openai_compatible",
-            translation_placeholders={
-                "error": without_credentials(str(err) or err.kind)
-            },
-        ) from err
-    entry.runtime_data = client
+            translation_placeholders={"error": health.last_error or error.kind},
+        ) from error
+    entry.runtime_data = ServerRuntime(client, health, _waker(hass, entry))
     if api_key := entry.data.get(CONF_API_KEY):
         # A tool that prints the key (read from HA's storage) shows `***`.
         entry.async_on_unload(hass.data[DATA_TOOLS].add_secret(api_key))
@@ -92,6 +104,19 @@ async def async_setup_entry(
     async_schedule_nightly(hass, entry)
     entry.async_on_unload(entry.add_update_listener(_async_reload_on_update))
     return True
+
+
+def _waker(hass: HomeAssistant, entry: DesktopAssistantConfigEntry) -> Waker | None:
+    """The entry's Wake-on-LAN, when its options name a MAC."""
+    if not (mac := (entry.options.get(CONF_WAKE_MAC) or "").strip()):
+        return None
+    return Waker(
+        hass,
+        mac,
+        entry.options.get(CONF_WAKE_ADDRESS) or DEFAULT_WAKE_ADDRESS,
+        int(entry.options.get(CONF_WAKE_PORT, DEFAULT_WAKE_PORT)),
+        float(entry.options.get(CONF_WAKE_WAIT, DEFAULT_WAKE_WAIT)),
+    )
 
 
 async def async_unload_entry(

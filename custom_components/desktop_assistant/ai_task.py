@@ -3,7 +3,6 @@
 from typing import override
 
 from homeassistant.components import ai_task, conversation
-from homeassistant.const import CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
@@ -19,6 +18,7 @@ from .const import (
 )
 from .entity import DesktopAssistantEntity
 from .runtime import DesktopAssistantConfigEntry
+from .server.failover import async_route
 from .server.generate import GenerationError, Generator
 
 # Generation runs on the server; HA need not hold tasks back.
@@ -56,9 +56,12 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
     ) -> ai_task.GenDataTaskResult:
         """Answer the task's instructions, as JSON of its structure when it has one."""
         options = self.options
+        # No failover inside a generation: its first server that is not
+        # known to be down answers it.
+        server = async_route(self.hass, self.entry, options).servers[0]
         generator = Generator(
-            self.entry.runtime_data,
-            options[CONF_MODEL],
+            server.client,
+            server.model,
             attempt_timeout=float(options[CONF_REQUEST_TIMEOUT]),
         )
         try:

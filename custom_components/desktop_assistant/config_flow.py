@@ -43,6 +43,7 @@ import probatio as vol
 from .agent.language import DETECTABLE_LANGUAGES
 from .const import (
     CONF_CONFIRM_TIMEOUT,
+    CONF_FALLBACK_SERVERS,
     CONF_LANGUAGES,
     CONF_MAX_HISTORY,
     CONF_MAX_TOKENS,
@@ -69,6 +70,11 @@ from .const import (
 from .llm import filter_invalid_llm_apis
 from .server.client import LlamaServerClient, LlamaServerError
 from .server.credentials import without_credentials
+from .server.options import (
+    ServerOptionsStep,
+    async_models_for_form,
+    fallback_selector,
+)
 from .text import model_name
 from .tool_files import async_install_examples
 
@@ -293,7 +299,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         return EntryOptionsFlow()
 
 
-class EntryOptionsFlow(OptionsFlow):
+class EntryOptionsFlow(ServerOptionsStep, OptionsFlow):
     """How conversations are kept, and the example tools installed from the UI."""
 
     async def async_step_init(
@@ -301,7 +307,7 @@ class EntryOptionsFlow(OptionsFlow):
     ) -> ConfigFlowResult:
         """Offer the record's options or installing the example tools."""
         return self.async_show_menu(
-            step_id="init", menu_options=["record", "install_examples"]
+            step_id="init", menu_options=["record", "server", "install_examples"]
         )
 
     async def async_step_record(
@@ -309,7 +315,9 @@ class EntryOptionsFlow(OptionsFlow):
     ) -> ConfigFlowResult:
         """How long conversations are kept, and when one goes quiet."""
         if user_input is not None:
-            return self.async_create_entry(data=user_input)
+            return self.async_create_entry(
+                data=dict(self.config_entry.options) | user_input
+            )
         return self.async_show_form(
             step_id="record",
             data_schema=self.add_suggested_values_to_schema(
@@ -379,21 +387,9 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             return self.async_update_and_abort(
                 entry, self._get_reconfigure_subentry(), title=title, data=user_input
             )
-        client: LlamaServerClient = entry.runtime_data
-        try:
-            models = await client.async_list_models()
-        except LlamaServerError as err:
-            _LOGGER.debug(
-                "Listing models failed: %s",
-                without_credentials(f"{client.url}: {err!r}"),
-            )
-            return self.async_abort(reason="cannot_connect")
-        except Exception:
-            _LOGGER.exception(
-                "Unexpected error listing models of %s",
-                without_credentials(client.url),
-            )
-            return self.async_abort(reason="unknown")
+        models = await async_models_for_form(entry)
+        if isinstance(models, str):
+            return self.async_abort(reason=models)
         if is_new:
             model = models[0] if models else ""
             options = self.defaults | {CONF_MODEL: model}
@@ -407,9 +403,10 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             options[CONF_LLM_HASS_API] = filter_invalid_llm_apis(
                 self.hass, options.get(CONF_LLM_HASS_API) or []
             )
+        fields = _agent_schema(self.hass, entry, name, models)
         schema = {
             marker: selector
-            for marker, selector in _agent_schema(self.hass, name, models).items()
+            for marker, selector in fields.items()
             if str(marker) not in self.hidden
         }
         return self.async_show_form(
@@ -437,7 +434,7 @@ class AITaskFlowHandler(ModelSubentryFlow):
 
 
 def _agent_schema(
-    hass: HomeAssistant, name: str, models: list[str]
+    hass: HomeAssistant, entry: ConfigEntry, name: str, models: list[str]
 ) -> dict[vol.Marker, Any]:
     """Return the fields of an agent: its name, then its options."""
 
@@ -474,6 +471,7 @@ def _agent_schema(
         vol.Required(CONF_TURN_TIMEOUT): number(10, 3600),
         vol.Required(CONF_CONFIRM_TIMEOUT): number(10, 600),
         vol.Required(CONF_RECORD): BooleanSelector(),
+        vol.Optional(CONF_FALLBACK_SERVERS): fallback_selector(hass, entry),
         vol.Optional(CONF_LANGUAGES): SelectSelector(
             SelectSelectorConfig(
                 options=list(DETECTABLE_LANGUAGES), multiple=True, sort=True

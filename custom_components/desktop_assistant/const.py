@@ -12,6 +12,37 @@ DEFAULT_URL: Final = "http://localhost:8181/v1"
 # How long checking a server (GET /models) may take before it counts as a timeout.
 CONNECT_TIMEOUT: Final = 10.0
 
+# Servers that sleep (issue 20). An agent option: other llama-server entries
+# (their entry ids) that answer, in order, when its own server is down.
+CONF_FALLBACK_SERVERS: Final = "fallback_servers"
+# Options of a llama-server entry (its Configure menu's Server page): seconds
+# without response headers after which a question goes to the next server,
+# and Wake-on-LAN of the machine it runs on.
+CONF_CONNECT_TIMEOUT: Final = "connect_timeout"
+CONF_WAKE_MAC: Final = "wake_mac"
+CONF_WAKE_ADDRESS: Final = "wake_address"
+CONF_WAKE_PORT: Final = "wake_port"
+CONF_WAKE_WAIT: Final = "wake_wait"
+# The nightly pass, its own server asleep and not woken in time: run on a
+# fallback (True) or record the outcome `no_server` (False).
+CONF_NIGHTLY_FALLBACK: Final = "nightly_fallback"
+DEFAULT_CONNECT_TIMEOUT: Final = 3.0
+DEFAULT_WAKE_ADDRESS: Final = "255.255.255.255"
+DEFAULT_WAKE_PORT: Final = 9
+DEFAULT_WAKE_WAIT: Final = 0
+DEFAULT_NIGHTLY_FALLBACK: Final = True
+# A magic packet goes to one server at most once in this many seconds.
+WAKE_INTERVAL: Final = 30.0
+# The nightly pass waits this long for its own server to wake.
+NIGHTLY_WAKE_WAIT: Final = 600.0
+# llama-server's GET /health, this often while it answers; while it does
+# not, sooner (doubling from HEALTH_RETRY up to HEALTH_INTERVAL).
+HEALTH_INTERVAL: Final = 30.0
+HEALTH_RETRY: Final = 1.0
+# An agent without a reachable server this long gets a Repairs issue.
+NO_SERVER_ISSUE_AFTER: Final = 600.0
+SERVICE_WAKE_SERVER: Final = "wake_server"
+
 CONF_TOOL_ROUNDS: Final = "tool_rounds"
 CONF_MAX_HISTORY: Final = "max_history"
 CONF_TEMPERATURE: Final = "temperature"
@@ -61,6 +92,7 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_TURN_TIMEOUT: DEFAULT_TURN_TIMEOUT,
     CONF_CONFIRM_TIMEOUT: DEFAULT_CONFIRM_TIMEOUT,
     CONF_RECORD: True,
+    CONF_FALLBACK_SERVERS: [],
     # None set: every question is in the pipeline's language.
     CONF_LANGUAGES: [],
 }
@@ -73,6 +105,7 @@ DEFAULT_AI_TASK_OPTIONS: Final[dict[str, Any]] = {
     CONF_TEMPERATURE: 0.2,
     CONF_MAX_TOKENS: 2048,
     CONF_REQUEST_TIMEOUT: 120,
+    CONF_FALLBACK_SERVERS: [],
 }
 
 # Tools from the config folder (issue 4).

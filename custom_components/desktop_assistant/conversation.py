@@ -27,6 +27,8 @@ from .runtime import (
     DesktopAssistantConfigEntry,
 )
 from .server.activity import async_get_activity
+from .server.failover import async_route
+from .server.no_server import NoServerWatch
 
 # Questions are answered concurrently; llama-server queues them in its slots.
 PARALLEL_UPDATES = 0
@@ -70,6 +72,9 @@ class DesktopAssistantConversationEntity(
     async def async_added_to_hass(self) -> None:
         """Load the language detector (a second's work) when languages are set."""
         await super().async_added_to_hass()
+        self.async_on_remove(
+            NoServerWatch(self.hass, self.entry, self.subentry).async_start()
+        )
         if languages := self.options.get(CONF_LANGUAGES):
             self._language_detector = await self.hass.async_add_executor_job(
                 LanguageDetector, languages
@@ -103,7 +108,13 @@ class DesktopAssistantConversationEntity(
             raise
         finally:
             if recording is not None:
-                recording.async_end(turn.fault, turn.fault_sentence)
+                answered = turn.route.answered if turn.route else None
+                recording.async_end(
+                    turn.fault,
+                    turn.fault_sentence,
+                    server=answered.name if answered else None,
+                    model=answered.model if answered else None,
+                )
 
     def _async_begin_recording(
         self,
@@ -201,6 +212,17 @@ class DesktopAssistantConversationEntity(
             await _async_run_confirmed(self.entity_id, chat_log, confirmed)
             # Whatever was not run now (a tool reloaded away) is not run later.
             confirmations.cancel(chat_log.conversation_id)
+        turn.route = async_route(
+            self.hass, self.entry, self.options, chat_log.conversation_id
+        )
+        if (asleep := turn.route.server_to_wake()) is not None:
+            # Said before the wait, so the person knows why nothing comes yet.
+            await _async_say(
+                self.entity_id,
+                chat_log,
+                await async_spoken_text(self.hass, "waking", turn.language),
+            )
+            await turn.route.async_wait_for(asleep)
         await self.async_run_tool_loop(chat_log, turn)
         timeout = float(self.options[CONF_CONFIRM_TIMEOUT])
         if question := confirmations.ask(chat_log, turn.language, timeout):

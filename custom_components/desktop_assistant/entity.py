@@ -27,6 +27,7 @@ from .const import (
 from .runtime import DATA_CONFIRMATIONS, DesktopAssistantConfigEntry
 from .server.client import LlamaServerError
 from .server.credentials import without_credentials
+from .server.failover import async_route
 from .server.request import chat_payload
 from .server.stream import Answer, Delta
 from .text import model_name
@@ -71,6 +72,10 @@ class DesktopAssistantEntity(Entity):
         """
         options = self.options
         turn.deadline = self.hass.loop.time() + float(options[CONF_TURN_TIMEOUT])
+        if turn.route is None:
+            turn.route = async_route(
+                self.hass, self.entry, options, chat_log.conversation_id
+            )
         tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
         offered = {tool["function"]["name"] for tool in tools}
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
@@ -97,17 +102,19 @@ class DesktopAssistantEntity(Entity):
                 break
         if turn.timings:
             chat_log.async_trace({"timings": turn.timings})
+        if (server := turn.route.answered) is not None:
+            chat_log.async_trace({"server": server.name, "model": server.model})
 
     async def _async_deltas(
         self, payload: dict[str, Any], turn: Turn, offered: set[str]
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text."""
-        client = self.entry.runtime_data
+        assert turn.route is not None
         yield {"role": "assistant"}
         answer = Answer()
         streamed_text = False
         try:
-            async for chunk in client.async_stream_chat(
+            async for chunk in turn.route.async_stream_chat(
                 payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
             ):
                 for delta in answer.read(chunk):
@@ -116,8 +123,8 @@ class DesktopAssistantEntity(Entity):
                     yield delta
         except LlamaServerError as err:
             _LOGGER.warning(
-                "llama-server at %s failed: %s",
-                without_credentials(client.url),
+                "llama-server %s failed: %s",
+                turn.route.tried,
                 without_credentials(repr(err)),
             )
             if delta := await self._async_fault(turn, err.kind, streamed_text):

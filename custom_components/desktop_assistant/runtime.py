@@ -6,6 +6,7 @@ module, and this module imports none of them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from homeassistant.config_entries import ConfigEntry
@@ -19,11 +20,26 @@ if TYPE_CHECKING:
     from .record.conversation_record import Record
     from .server.activity import ServerActivity
     from .server.client import LlamaServerClient
+    from .server.health import ServerHealth
+    from .server.wake import Waker
     from .store import Store
     from .tools import ToolRegistry
 
-# A llama-server entry; its runtime data is the client of its server.
-type DesktopAssistantConfigEntry = ConfigEntry[LlamaServerClient]
+
+@dataclass(slots=True)
+class ServerRuntime:
+    """A llama-server entry's runtime data: its client, health and waker."""
+
+    client: LlamaServerClient
+    health: ServerHealth
+    # Wake-on-LAN of the server's machine; None without a MAC.
+    waker: Waker | None = None
+    # The models of the entry's agents, the first a fallback asks for.
+    models: list[str] = field(default_factory=list)
+
+
+# A llama-server entry; its runtime data is its server's client and health.
+type DesktopAssistantConfigEntry = ConfigEntry[ServerRuntime]
 
 # The loaded tool files; agents, intents and actions run tools through it.
 DATA_TOOLS: HassKey[ToolRegistry] = HassKey(f"{DOMAIN}_tools")
@@ -35,5 +51,7 @@ DATA_RECORD: HassKey[Record] = HassKey(f"{DOMAIN}_record")
 DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
 # Changing tool calls waiting for a person's yes.
 DATA_CONFIRMATIONS: HassKey[Confirmations] = HassKey(f"{DOMAIN}_confirmations")
+# The server entry (its id) that answered each conversation's first turn.
+DATA_STICKY: HassKey[dict[str, str]] = HassKey(f"{DOMAIN}_sticky_servers")
 # Whether a conversation is talking to a llama-server now.
 DATA_ACTIVITY: HassKey[ServerActivity] = HassKey(f"{DOMAIN}_server_activity")

@@ -1,12 +1,13 @@
-"""Actions: run_tool, reload (the config folder), install_examples, delete_conversations.
+"""Actions: run_tool, reload, install_examples, delete_conversations, wake_server.
 
 run_tool is for automations and scripts (an administrator's, or no one's);
-delete_conversations acts on the conversation record. Each action is one
-module-level handler, registered by `async_setup_services`.
+delete_conversations acts on the conversation record; wake_server sends a
+server's machine its magic packet. Each action is one module-level handler.
 """
 
 import logging
 
+from homeassistant.const import ATTR_CONFIG_ENTRY_ID
 from homeassistant.core import (
     HomeAssistant,
     ServiceCall,
@@ -16,7 +17,10 @@ from homeassistant.core import (
 )
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import config_validation as cv
-from homeassistant.helpers.service import async_register_admin_service
+from homeassistant.helpers.service import (
+    async_get_config_entry,
+    async_register_admin_service,
+)
 import probatio
 
 from .const import (
@@ -29,9 +33,10 @@ from .const import (
     SERVICE_INSTALL_EXAMPLES,
     SERVICE_RELOAD,
     SERVICE_RUN_TOOL,
+    SERVICE_WAKE_SERVER,
 )
 from .record import InProgress
-from .runtime import DATA_RECORD, DATA_TOOLS
+from .runtime import DATA_RECORD, DATA_TOOLS, DesktopAssistantConfigEntry
 from .store import StoreError
 from .tool_files import async_install_examples, async_load_tools
 from .tool_files.access import async_may_run_directly
@@ -39,6 +44,9 @@ from .tools import ArgumentError, parse_arguments
 
 _LOGGER = logging.getLogger(__name__)
 
+WAKE_SERVER_SCHEMA = probatio.Schema(
+    {probatio.Required(ATTR_CONFIG_ENTRY_ID): cv.string}
+)
 RUN_TOOL_SCHEMA = probatio.Schema(
     {
         probatio.Required(ATTR_TOOL): cv.string,
@@ -168,3 +176,32 @@ def async_setup_services(hass: HomeAssistant) -> None:
         async_install_example_tools,
         supports_response=SupportsResponse.OPTIONAL,
     )
+
+
+@callback
+def async_setup_wake_service(hass: HomeAssistant) -> None:
+    """Register wake_server: the magic packet to an entry's machine, for automations."""
+    hass.services.async_register(
+        DOMAIN,
+        SERVICE_WAKE_SERVER,
+        _async_wake_server,
+        schema=WAKE_SERVER_SCHEMA,
+        supports_response=SupportsResponse.OPTIONAL,
+    )
+
+
+async def _async_wake_server(call: ServiceCall) -> ServiceResponse:
+    """Wake the entry's machine; its server is checked soon after."""
+    entry: DesktopAssistantConfigEntry = async_get_config_entry(
+        call.hass, DOMAIN, call.data[ATTR_CONFIG_ENTRY_ID]
+    )
+    runtime = entry.runtime_data
+    if runtime.waker is None:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN,
+            translation_key="no_wake_mac",
+            translation_placeholders={"server": entry.title},
+        )
+    sent = await runtime.waker.async_wake()
+    runtime.health.async_check_soon()
+    return {"sent": sent}

@@ -228,7 +228,7 @@ async def test_reconfigure_changes_url_and_key(
     assert config_entry.data == {CONF_URL: new_url, CONF_API_KEY: "sk-new-key"}
     assert config_entry.title == new_url
     assert config_entry.state is config_entries.ConfigEntryState.LOADED
-    assert config_entry.runtime_data.url == new_url
+    assert config_entry.runtime_data.client.url == new_url
 
 
 async def test_reconfigure_to_another_entrys_url_aborts(

@@ -21,7 +21,6 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.llama_server import LlamaServerStandIn
-from tests.harness.ports import closed_port_url
 
 type Answer = Callable[[asyncio.StreamWriter], Awaitable[None]]
 
@@ -164,18 +163,6 @@ async def test_setup_failures_are_translated(
     assert entry.error_reason_translation_key == key
     assert entry.reason is not None
     assert entry.reason.startswith(reason)
-
-
-async def test_setup_retries_with_a_translated_reason(
-    hass: HomeAssistant, socket_enabled: None
-) -> None:
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: closed_port_url("/v1")})
-    entry.add_to_hass(hass)
-    await hass.config_entries.async_setup(entry.entry_id)
-    assert entry.state is ConfigEntryState.SETUP_RETRY
-    assert entry.error_reason_translation_key == "setup_cannot_connect"
-    assert entry.reason is not None
-    assert entry.reason.startswith("llama-server is not reachable: ")
 
 
 async def test_adding_an_agent_when_the_session_fails_aborts_unknown(

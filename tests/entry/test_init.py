@@ -5,6 +5,7 @@ import json
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.components.diagnostics import (
@@ -24,7 +25,7 @@ async def test_setup_and_unload(
     assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
     assert config_entry.state is ConfigEntryState.LOADED
-    assert config_entry.runtime_data.url == llama_server.url
+    assert config_entry.runtime_data.client.url == llama_server.url
     assert llama_server.requests[-1].headers["Authorization"] == f"Bearer {API_KEY}"
 
     assert await hass.config_entries.async_unload(config_entry.entry_id)
@@ -32,13 +33,26 @@ async def test_setup_and_unload(
     assert config_entry.state is ConfigEntryState.NOT_LOADED
 
 
-async def test_setup_retries_while_server_is_down(
+async def test_setup_while_the_server_is_down_loads_with_the_sensor_off(
     hass: HomeAssistant, socket_enabled: None
 ) -> None:
-    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: closed_port_url("/v1")})
+    # Credentials in the URL must not reach the sensor's error or the log.
+    url = closed_port_url("/v1").replace("://", "://household:hunter2@")
+    entry = MockConfigEntry(domain=DOMAIN, data={CONF_URL: url})
     entry.add_to_hass(hass)
-    await hass.config_entries.async_setup(entry.entry_id)
-    assert entry.state is ConfigEntryState.SETUP_RETRY
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    assert entry.state is ConfigEntryState.LOADED
+    health = entry.runtime_data.health
+    assert health.reachable is False
+    assert health.last_error and "hunter2" not in health.last_error
+    sensor_id = er.async_get(hass).async_get_entity_id(
+        "binary_sensor", DOMAIN, f"{entry.entry_id}_server"
+    )
+    assert sensor_id is not None
+    state = hass.states.get(sensor_id)
+    assert state is not None
+    assert state.state == "off"
+    assert "hunter2" not in str(state.attributes)
 
 
 async def test_setup_fails_for_a_server_that_is_not_openai_compatible(

@@ -86,15 +86,16 @@ async def async_ask(
     text: str,
     conversation_id: str | None = None,
     listener: Callable[[conversation.ChatLog, dict[str, Any]], None] | None = None,
+    language: str = "en",
 ) -> conversation.ConversationResult:
-    """Ask in English as the Assist pipeline does, `listener` seeing each delta."""
+    """Ask as the Assist pipeline does, in `language`; `listener` sees each delta."""
     user_input = conversation.ConversationInput(
         text=text,
         context=Context(),
         conversation_id=conversation_id,
         device_id=None,
         satellite_id=None,
-        language="en",
+        language=language,
         agent_id=agent_id,
     )
     with (
@@ -104,5 +105,5 @@ async def async_ask(
         ),
     ):
         return await conversation.async_converse(
-            hass, text, session.conversation_id, Context(), "en", agent_id
+            hass, text, session.conversation_id, Context(), language, agent_id
         )

@@ -25,6 +25,8 @@ from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOM
 from tests.harness.agent import API_KEY, TEST_API, Agent
 from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve
+from tests.harness.ports import free_port
+from tests.harness.real_engines import LlamaServerOnDemand, llama_server_binary
 from tests.harness.tool_files import write_tool_files
 from tests.harness.whisper_server import WhisperServerStandIn, serve as serve_whisper
 from tests.harness.wyoming import write_kokoro_config
@@ -175,6 +177,17 @@ async def agent(
     entry, entity_id = await async_add_agent(hass, llama_server.url, agent_options)
     yield Agent(hass, entity_id, entry, llama_server, weather, time_tool)
     unregister()
+
+
+@pytest.fixture
+def sleeping_llama_server(
+    tmp_path: Path, socket_enabled: None
+) -> Iterator[LlamaServerOnDemand]:
+    """A real llama-server on a known loopback port, not started: a desktop asleep."""
+    llama_server_binary()
+    on_demand = LlamaServerOnDemand(tmp_path, free_port())
+    yield on_demand
+    on_demand.stop()
 
 
 @pytest.fixture(scope="session")

@@ -219,6 +219,8 @@ class LlamaServerStandIn:
     received_at: list[float] = field(default_factory=list)
     # What `GET /props` reports as the server's parallel slots.
     total_slots: int = 1
+    # `GET /health`'s status: 200 with the model loaded, 503 while it loads.
+    health_status: int = 200
     # Set when a chat request arrives; tests clear it to wait for the next.
     chat_received: asyncio.Event = field(default_factory=asyncio.Event)
     # Bytes of each streamed error body written before the client left.
@@ -260,6 +262,15 @@ class LlamaServerStandIn:
                 "build_info": "b6820-2a1b4c9d",
             }
         )
+
+    async def handle_health(self, request: web.Request) -> web.StreamResponse:
+        """Answer `GET /health` like llama-server: ok, or 503 while loading."""
+        self.requests.append(request)
+        if self.health_status == 503:
+            return web.json_response(
+                error_body(503, "Loading model", "unavailable_error"), status=503
+            )
+        return web.json_response({"status": "ok"}, status=self.health_status)
 
     async def handle_chat(self, request: web.Request) -> web.StreamResponse:
         """Answer `POST /v1/chat/completions` with the next scripted reply."""
@@ -374,6 +385,7 @@ class LlamaServerStandIn:
         app.router.add_get("/v1/models", self.handle_models)
         app.router.add_post("/v1/chat/completions", self.handle_chat)
         app.router.add_get("/props", self.handle_props)
+        app.router.add_get("/health", self.handle_health)
         return app
 
 

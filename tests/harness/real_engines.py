@@ -114,18 +114,34 @@ class RealLlamaServer:
 
 
 @contextlib.contextmanager
-def start_llama_server(workdir: Path, *extra_args: str) -> Iterator[RealLlamaServer]:
-    """Run llama-server with one slot on a freshly written tiny model."""
+def start_llama_server(
+    workdir: Path, *extra_args: str, port: int = 0, router: tuple[str, ...] = ()
+) -> Iterator[RealLlamaServer]:
+    """Run llama-server with one slot on a freshly written tiny model.
+
+    On `port`, or on a free one the system picks when it is 0. With
+    `router` model names, in router mode instead: a tiny model per name in
+    a models folder (`--models-dir`), each loaded when first asked for;
+    `model_path` is then that folder.
+    """
     binary = llama_server_binary()
-    model_path = write_tiny_gguf(workdir / "tiny-chatml.gguf")
+    if router:
+        model_path = workdir / "models"
+        model_path.mkdir(exist_ok=True)
+        for name in router:
+            write_tiny_gguf(model_path / f"{name}.gguf")
+        model_args = ("--models-dir", str(model_path))
+    else:
+        model_path = write_tiny_gguf(workdir / "tiny-chatml.gguf")
+        model_args = ("--model", str(model_path))
     log_path = workdir / "llama-server.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [
                 str(binary),
-                *("--model", str(model_path)),
+                *model_args,
                 # Port 0: the system picks a free one, which the log names.
-                *("--host", "127.0.0.1", "--port", "0"),
+                *("--host", "127.0.0.1", "--port", str(port)),
                 "--jinja",
                 # A context long enough for a busy slot to stay busy for seconds.
                 *("--ctx-size", "32768", "--parallel", "1", "--threads", "2"),
@@ -153,3 +169,39 @@ def start_llama_server(workdir: Path, *extra_args: str) -> Iterator[RealLlamaSer
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+class LlamaServerOnDemand:
+    """A llama-server on a fixed loopback port, started and stopped at will.
+
+    What a sleeping desktop's server is to the tests: its URL is known
+    before it runs; `async_start` runs it (from a thread, as a woken
+    machine would) and returns once it listens.
+    """
+
+    def __init__(self, workdir: Path, port: int) -> None:
+        self.workdir = workdir
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}/v1"
+        self._stack: contextlib.ExitStack | None = None
+        self.server: RealLlamaServer | None = None
+
+    def start(self) -> RealLlamaServer:
+        """Run it and wait until it listens (blocking)."""
+        if self.server is None:
+            self._stack = contextlib.ExitStack()
+            self.server = self._stack.enter_context(
+                start_llama_server(self.workdir, port=self.port)
+            )
+        return self.server
+
+    async def async_start(self) -> RealLlamaServer:
+        """Run it from a thread; return once it listens."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.start)
+
+    def stop(self) -> None:
+        """Stop it (blocking); it can be started again on the same port."""
+        if self._stack is not None:
+            self._stack.close()
+        self._stack = None
+        self.server = None

@@ -11,6 +11,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import (
+    CONF_FALLBACK_SERVERS,
     CONF_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT,
     CONF_TEMPERATURE,
@@ -128,6 +129,7 @@ async def test_add_ai_task_through_the_subentry_flow(
         CONF_TEMPERATURE,
         CONF_MAX_TOKENS,
         CONF_REQUEST_TIMEOUT,
+        CONF_FALLBACK_SERVERS,
     }
     result = await hass.config_entries.subentries.async_configure(
         result["flow_id"],

@@ -196,7 +196,7 @@ async def test_refused_key_is_refused_without_retry(
 async def test_unreachable_server_is_unavailable(
     hass: HomeAssistant, socket_enabled: None
 ) -> None:
-    with pytest.raises(GenerationUnavailable, match=r"CannotConnect.*3 attempts"):
+    with pytest.raises(GenerationUnavailable, match=r"ServerUnavailable.*3 attempts"):
         await generator(hass, closed_port_url()).async_generate(MESSAGES)
 
 

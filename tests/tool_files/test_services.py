@@ -226,4 +226,5 @@ async def test_actions_and_issues_are_described(
         "reload": {"service": "mdi:reload"},
         "run_nightly": {"service": "mdi:weather-night"},
         "run_tool": {"service": "mdi:tools"},
+        "wake_server": {"service": "mdi:desktop-tower-monitor"},
     }

@@ -3,7 +3,10 @@
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..server.failover import Route
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -26,6 +29,8 @@ class Turn:
     deadline: float | None = None
     # Tool call ids given out in this turn.
     call_ids: set[str] = field(default_factory=set)
+    # The servers the turn's requests go to, and which answered.
+    route: Route | None = None
 
     def record_timings(self, timings: dict[str, Any]) -> None:
         """Keep llama-server's timings of a round for the trace, and log them."""

@@ -32,6 +32,7 @@ from ..const import (
     SUBENTRY_AI_TASK,
 )
 from ..server.activity import async_get_activity
+from ..server.background import async_server_for_background
 from ..server.client import LlamaServerClient
 from ..server.generate import GenerationError, Generator
 from ..store import StoreError
@@ -224,12 +225,14 @@ class NightlyPass:
         for entry in self.hass.config_entries.async_entries(DOMAIN):
             if entry.state is not ConfigEntryState.LOADED:
                 continue
-            client: LlamaServerClient = entry.runtime_data
+            if (server := await async_server_for_background(self.hass, entry)) is None:
+                continue
+            client, fallback_model = server
             subentries = sorted(
                 entry.subentries.values(),
                 key=lambda sub: sub.subentry_type != SUBENTRY_AI_TASK,
             )
-            model = next(
+            model = fallback_model or next(
                 (s.data.get(CONF_MODEL) for s in subentries if s.data.get(CONF_MODEL)),
                 None,
             )

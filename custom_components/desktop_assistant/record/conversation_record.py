@@ -6,7 +6,7 @@ loop and in order.
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 import logging
 import sqlite3
@@ -327,11 +327,17 @@ class TurnRecording:
 
     @callback
     def async_end(
-        self, fault: str | None = None, fault_sentence: str | None = None
+        self,
+        fault: str | None = None,
+        fault_sentence: str | None = None,
+        *,
+        server: str | None = None,
+        model: str | None = None,
     ) -> None:
         """Record the question, replies, tool calls and fault of the turn.
 
-        `fault_sentence` is what the agent said about the fault, if anything.
+        `fault_sentence` is what the agent said about the fault, if anything;
+        `server` and `model` answered it, and are kept with its replies.
 
         One write per turn, queued when the turn is over: while it runs, the
         database work does not compete with it.
@@ -340,9 +346,14 @@ class TurnRecording:
             return
         self.ended = True
         now = dt_util.utcnow().timestamp()
-        entries = turn_entries(
-            self.chat_log.content[self.index :], fault, fault_sentence, now
-        )
+        entries = [
+            replace(entry, server=server, model=model)
+            if entry.kind == "assistant"
+            else entry
+            for entry in turn_entries(
+                self.chat_log.content[self.index :], fault, fault_sentence, now
+            )
+        ]
         self.record.async_enqueue_turn(
             TurnWrite(self.start, now, [self.question, *entries])
         )

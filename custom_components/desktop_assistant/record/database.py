@@ -112,8 +112,8 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
         )
     connection.executemany(
         "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
-        " tool_name, tool_arguments, tool_result, tool_error, fault)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " tool_name, tool_arguments, tool_result, tool_error, fault, server, model)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(conversation, *entry_row(entry)) for entry in write.entries],
     )
     index_words(connection, conversation, activity)
@@ -134,6 +134,8 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
         storable(entry.tool_result),
         None if entry.tool_error is None else int(entry.tool_error),
         entry.fault,
+        entry.server,
+        entry.model,
     )
 
 
@@ -245,7 +247,8 @@ def get_conversation(
         entry_dict(entry)
         for entry in connection.execute(
             "SELECT id, at, kind, text, source, interrupted, tool_name,"
-            " tool_arguments, tool_result, tool_error, fault FROM entries"
+            " tool_arguments, tool_result, tool_error, fault, server, model"
+            " FROM entries"
             " WHERE conversation = ? ORDER BY id",
             (row[0],),
         )
@@ -262,6 +265,9 @@ def entry_dict(row: Sequence[Any]) -> dict[str, Any]:
         entry["source"] = row[4]
     elif row[2] == "assistant":
         entry["interrupted"] = bool(row[5])
+        if row[11] is not None:
+            entry["server"] = row[11]
+            entry["model"] = row[12]
     elif row[2] == "tool_call":
         entry["tool_name"] = row[6]
         entry["arguments"] = json.loads(row[7] or "{}")

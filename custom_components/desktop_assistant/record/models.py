@@ -27,6 +27,9 @@ class Entry:
     tool_error: bool | None = None
     # fault: its kind (cannot_connect, stream_cut, ...)
     fault: str | None = None
+    # assistant: the server (its entry's title) and model that answered
+    server: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

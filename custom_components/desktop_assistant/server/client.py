@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import aiohttp
 
-from ..const import CONNECT_TIMEOUT
+from ..const import CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT
 from ..text import valid_unicode_data
 from .credentials import without_credentials
 
@@ -42,6 +42,15 @@ class CannotConnect(LlamaServerError):
     """The server could not be reached."""
 
     kind = "cannot_connect"
+
+
+class ServerUnavailable(CannotConnect):
+    """The server is not there now: the next server may answer instead.
+
+    Raised before any of the answer: the connection was refused, no response
+    headers came within the connect timeout, or the server said 503 (its
+    model is still loading).
+    """
 
 
 class ServerTimeout(LlamaServerError):
@@ -92,6 +101,13 @@ class LlamaServerClient:
     session: aiohttp.ClientSession
     url: str
     api_key: str | None = None
+    # Seconds a question waits for the response headers of a chat request.
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+
+    @property
+    def base_url(self) -> str:
+        """The server's own URL, where llama-server serves /health and /props."""
+        return self.url.removesuffix("/v1")
 
     @property
     def headers(self) -> dict[str, str]:
@@ -104,26 +120,43 @@ class LlamaServerClient:
         """Return the model ids the server reports (GET {url}/models)."""
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT):
-                async with self.session.get(
-                    f"{self.url}/models", headers=self.headers
-                ) as response:
-                    if response.status in (401, 403):
-                        raise InvalidAuth
-                    if response.status != 200:
-                        raise NotOpenAICompatible(f"HTTP {response.status}")
-                    text = await _read_at_most(response.content, MAX_MODELS_BODY)
+                text = await self._async_get_text(f"{self.url}/models")
         except TimeoutError as err:
             raise ServerTimeout from err
+        return _model_ids(_json_body(text))
+
+    async def async_get_json(self, path: str) -> Any:
+        """GET one of llama-server's own endpoints (/health, /props) as JSON.
+
+        Raises ServerUnavailable when it is down, silent for the connect
+        timeout or loading (503); InvalidAuth or NotOpenAICompatible when it
+        answers otherwise than llama-server.
+        """
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                text = await self._async_get_text(f"{self.base_url}{path}")
+        except TimeoutError as err:
+            raise ServerUnavailable(
+                f"no answer within {self.connect_timeout:g} s"
+            ) from err
+        return _json_body(text)
+
+    async def _async_get_text(self, url: str) -> str:
+        """GET `url`; return its body's start as text, or raise a LlamaServerError."""
+        try:
+            async with self.session.get(url, headers=self.headers) as response:
+                if response.status in (401, 403):
+                    raise InvalidAuth
+                if response.status == 503:
+                    raise ServerUnavailable("HTTP 503: the model is loading")
+                if response.status != 200:
+                    raise NotOpenAICompatible(f"HTTP {response.status}")
+                return await _read_at_most(response.content, MAX_MODELS_BODY)
         except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
-            raise CannotConnect(without_credentials(str(err))) from err
+            raise ServerUnavailable(without_credentials(str(err))) from err
         except aiohttp.ClientError as err:
             # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
             raise NotOpenAICompatible(f"not an HTTP answer: {err}") from err
-        try:
-            body = json.loads(text)
-        except (ValueError, RecursionError) as err:
-            raise NotOpenAICompatible("body is not JSON") from err
-        return _model_ids(body)
 
     async def async_stream_chat(
         self, payload: dict[str, Any], read_timeout: float, deadline: float | None
@@ -144,14 +177,11 @@ class LlamaServerClient:
             if deadline is None
             else max(deadline - asyncio.get_running_loop().time(), 0.001)
         )
+        limits = aiohttp.ClientTimeout(
+            total=total, sock_connect=CONNECT_TIMEOUT, sock_read=read_timeout
+        )
         try:
-            async with await self._async_post(
-                "chat/completions",
-                payload,
-                aiohttp.ClientTimeout(
-                    total=total, sock_connect=CONNECT_TIMEOUT, sock_read=read_timeout
-                ),
-            ) as response:
+            async with await self._async_open(payload, limits) as response:
                 if response.status in (401, 403):
                     raise InvalidAuth
                 if response.status != 200:
@@ -173,6 +203,30 @@ class LlamaServerClient:
         except aiohttp.ClientError as err:
             # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
             raise NotOpenAICompatible(f"not an HTTP answer: {err}") from err
+
+    async def _async_open(
+        self, payload: dict[str, Any], limits: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
+        """Send a chat request; raise ServerUnavailable when another server should.
+
+        Only what happens before the response headers fails over: once the
+        server has answered, its faults are its own.
+        """
+        try:
+            async with asyncio.timeout(self.connect_timeout) as scope:
+                response = await self._async_post("chat/completions", payload, limits)
+        except TimeoutError as err:
+            if scope.expired():
+                raise ServerUnavailable(
+                    f"no response headers within {self.connect_timeout:g} s"
+                ) from err
+            raise
+        except aiohttp.ClientConnectorError as err:
+            raise ServerUnavailable(without_credentials(str(err))) from err
+        if response.status == 503:
+            response.release()
+            raise ServerUnavailable("HTTP 503: the model is loading")
+        return response
 
     async def _async_post(
         self, path: str, payload: dict[str, Any], limits: aiohttp.ClientTimeout
@@ -321,6 +375,14 @@ class EventParser:
                 raise ServerFailed(_error_message(data))
             self.read_any = True
             yield chunk
+
+
+def _json_body(text: str) -> Any:
+    """Decode a JSON body; anything else is not llama-server."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as err:
+        raise NotOpenAICompatible("body is not JSON") from err
 
 
 def _error_message(body: str) -> str:

@@ -81,7 +81,14 @@ CREATE TRIGGER conversations_unsearch AFTER DELETE ON conversations BEGIN
 END;
 """
 
+# Which server and model answered each reply (issue 20: servers that sleep).
+ANSWERED_BY_V3: Final = """
+ALTER TABLE entries ADD COLUMN server TEXT;
+ALTER TABLE entries ADD COLUMN model TEXT;
+"""
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "conversation record", RECORD_V1),
     Migration(2, "long-term memory", MEMORY_V2),
+    Migration(3, "the server and model of each reply", ANSWERED_BY_V3),
 )

@@ -1,0 +1,115 @@
+"""Entries of several llama-servers, an agent with fallbacks, and what answered it."""
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from homeassistant.components.conversation import trace
+from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from homeassistant.util import dt as dt_util
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_fire_time_changed,
+)
+
+from custom_components.desktop_assistant.const import (
+    CONF_FALLBACK_SERVERS,
+    CONF_MAX_TOKENS,
+    CONF_TEMPERATURE,
+    DEFAULT_AGENT_OPTIONS,
+    DOMAIN,
+)
+from custom_components.desktop_assistant.server.health import ServerHealth
+
+
+async def async_add_server(
+    hass: HomeAssistant,
+    url: str,
+    model: str,
+    *,
+    fallbacks: list[MockConfigEntry] = (),  # type: ignore[assignment]
+    options: dict[str, Any] | None = None,
+) -> tuple[MockConfigEntry, str]:
+    """Set up an entry for the server at `url` with one agent that uses `model`.
+
+    The agent has no tools, answers in a few tokens, and falls back to
+    `fallbacks` in order. Returns the entry and the agent's entity id.
+    """
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title=url,
+        data={CONF_URL: url},
+        options=options or {},
+        subentries_data=[
+            {
+                "subentry_type": "conversation",
+                "title": model,
+                "data": DEFAULT_AGENT_OPTIONS
+                | {
+                    CONF_MODEL: model,
+                    CONF_LLM_HASS_API: [],
+                    CONF_TEMPERATURE: 0.0,
+                    CONF_MAX_TOKENS: 8,
+                    CONF_FALLBACK_SERVERS: [e.entry_id for e in fallbacks],
+                },
+                "unique_id": None,
+            }
+        ],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    await hass.async_block_till_done()
+    (subentry_id,) = entry.subentries
+    entity_id = er.async_get(hass).async_get_entity_id(
+        "conversation", DOMAIN, subentry_id
+    )
+    assert entity_id is not None
+    return entry, entity_id
+
+
+def answered_by() -> dict[str, Any] | None:
+    """The server and model the last conversation turn's trace names, if any."""
+    events = trace.async_get_traces()[-1].as_dict()["events"]
+    details = [
+        event["data"]
+        for event in events
+        if event["event_type"] == trace.ConversationTraceEventType.AGENT_DETAIL
+        and "server" in event["data"]
+    ]
+    return details[-1] if details else None
+
+
+def connectivity(hass: HomeAssistant, entry: MockConfigEntry) -> str:
+    """The state of the entry's connectivity sensor: on, off or unknown."""
+    entity_id = er.async_get(hass).async_get_entity_id(
+        "binary_sensor", DOMAIN, f"{entry.entry_id}_server"
+    )
+    assert entity_id is not None
+    state = hass.states.get(entity_id)
+    assert state is not None
+    return state.state
+
+
+async def async_wait_for_health(
+    hass: HomeAssistant,
+    health: ServerHealth,
+    reachable: bool,
+    checks: int = 120,
+    pause: float = 0.25,
+) -> None:
+    """Move HA's clock past the next health check until `reachable` is reported.
+
+    Each round runs a check to its end, then pauses `pause` real seconds: a
+    real server may need a few rounds to start. A test with a frozen clock
+    passes 0 (asyncio's sleep would never end).
+    """
+    for _ in range(checks):
+        if health.reachable is reachable:
+            return
+        async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=31))
+        await hass.async_block_till_done(wait_background_tasks=True)
+        if pause:
+            await asyncio.sleep(pause)
+    raise AssertionError(f"the health check never said reachable={reachable}")

@@ -1,0 +1,147 @@
+"""What fails over and what does not, with servers a real one cannot be made into.
+
+A stand-in primary answers 503 or 500, or takes the request and never sends
+the response headers; the fallback is a stand-in that counts its requests.
+"""
+
+from collections.abc import AsyncIterator
+import time
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import intent
+import pytest
+
+from custom_components.desktop_assistant.const import CONF_CONNECT_TIMEOUT
+from tests.harness.agent import speech
+from tests.harness.agent_entry import async_ask
+from tests.harness.failover import answered_by, async_add_server
+from tests.harness.llama_server import (
+    LlamaServerStandIn,
+    Reply,
+    error_body,
+    serve,
+    text_reply,
+)
+from tests.harness.ports import closed_port_url
+
+CONNECT_TIMEOUT = 0.5
+CANNOT_CONNECT = "Sorry, I can't reach the language model server right now."
+
+
+@pytest.fixture
+async def fallback_server(socket_enabled: None) -> AsyncIterator[LlamaServerStandIn]:
+    """The always-on box's server: a second stand-in, with a model of its own."""
+    async with serve(LlamaServerStandIn(model_id="qwen3-1.7b-q8_0.gguf")) as stand_in:
+        yield stand_in
+
+
+async def agent_with_fallback(
+    hass: HomeAssistant, primary: LlamaServerStandIn, fallback: LlamaServerStandIn
+) -> str:
+    """The primary's agent, falling back to the fallback; short connect timeouts."""
+    options = {CONF_CONNECT_TIMEOUT: CONNECT_TIMEOUT}
+    fallback_entry, _ = await async_add_server(
+        hass, fallback.url, fallback.model_id, options=options
+    )
+    _, agent_id = await async_add_server(
+        hass, primary.url, primary.model_id, fallbacks=[fallback_entry], options=options
+    )
+    return agent_id
+
+
+async def test_503_fails_over_silently(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    fallback_server: LlamaServerStandIn,
+) -> None:
+    agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
+    llama_server.script = [
+        Reply(status=503, body=error_body(503, "Loading model", "unavailable_error"))
+    ]
+    fallback_server.script = [text_reply("From ", "the box.")]
+    result = await async_ask(hass, agent_id, "Hello")
+    assert speech(result) == "From the box."
+    assert answered_by()["model"] == fallback_server.model_id
+    # The fallback was asked for its own model.
+    assert fallback_server.chat_requests[-1]["model"] == fallback_server.model_id
+
+
+async def test_500_is_a_fault_and_does_not_fail_over(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    fallback_server: LlamaServerStandIn,
+) -> None:
+    agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
+    llama_server.script = [
+        Reply(status=500, body=error_body(500, "out of memory", "server_error"))
+    ]
+    result = await async_ask(hass, agent_id, "Hello")
+    assert speech(result) == "Sorry, the language model server reported an error."
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    assert fallback_server.chat_requests == []
+    # The next question works, on the primary.
+    llama_server.script = [text_reply("Better now.")]
+    assert speech(await async_ask(hass, agent_id, "Again")) == "Better now."
+
+
+async def test_a_cut_stream_after_text_does_not_fail_over(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    fallback_server: LlamaServerStandIn,
+) -> None:
+    agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
+    reply = text_reply("The answer is")
+    reply.events = reply.events[:-2]
+    reply.cut = True
+    llama_server.script = [reply]
+    result = await async_ask(hass, agent_id, "Hello")
+    assert speech(result).startswith("The answer is Sorry, my connection")
+    assert fallback_server.chat_requests == []
+
+
+async def test_silent_primary_the_fallback_answers_after_the_connect_timeout(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    fallback_server: LlamaServerStandIn,
+) -> None:
+    agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
+    # Takes the request, never sends the headers (a machine going to sleep).
+    llama_server.script = [text_reply("too late", delay=60)]
+    fallback_server.script = [text_reply("Here I am.")]
+    began = time.monotonic()
+    result = await async_ask(hass, agent_id, "Hello")
+    waited = time.monotonic() - began
+    assert speech(result) == "Here I am."
+    assert waited >= CONNECT_TIMEOUT
+    # Generous: the connect timeout plus the fallback's own (tiny) time.
+    assert waited < CONNECT_TIMEOUT + 5
+
+
+async def test_all_down_says_so_within_the_connect_timeouts(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    fallback_server: LlamaServerStandIn,
+) -> None:
+    agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
+    llama_server.script = [text_reply("too late", delay=60)]
+    fallback_server.script = [text_reply("too late", delay=60)]
+    began = time.monotonic()
+    result = await async_ask(hass, agent_id, "Hello")
+    waited = time.monotonic() - began
+    assert speech(result) == CANNOT_CONNECT
+    assert result.response.response_type is intent.IntentResponseType.ERROR
+    assert 2 * CONNECT_TIMEOUT <= waited < 2 * CONNECT_TIMEOUT + 5
+    assert answered_by() is None
+
+
+async def test_all_refused_says_so_at_once(
+    hass: HomeAssistant, socket_enabled: None
+) -> None:
+    fallback, _ = await async_add_server(hass, closed_port_url("/v1"), "small")
+    _, agent_id = await async_add_server(
+        hass, closed_port_url("/v1"), "big", fallbacks=[fallback]
+    )
+    began = time.monotonic()
+    result = await async_ask(hass, agent_id, "Hello")
+    assert speech(result) == CANNOT_CONNECT
+    assert time.monotonic() - began < 5
