@@ -11,7 +11,7 @@
    that starts playing at the first chunk runs dry afterwards (total and
    longest). On the tiny model of scripts/make-test-models and on the real
    Kokoro v1.0 int8 model that scripts/setup assembles.
-2. whisper wrapper overhead: a 3 s utterance through wyoming-whisper-cpp
+2. whisper wrapper overhead: a 3 s utterance through wyoming-whisper-relay
    (AudioStop -> Transcript) against the same WAV posted straight to
    `/inference` (request -> parsed answer), both to the whisper-server
    stand-in on loopback. Target: <= 10 ms.

@@ -27,7 +27,8 @@ from .wake import Waker
 _LOGGER = logging.getLogger(__name__)
 
 PROGRAM = "wyoming-whisper-relay"
-# PyPI's wyoming-whisper-cpp is another program; our old name goes after 0.2.
+# PyPI has another program named wyoming-whisper-cpp; our old name stays for
+# one release, with a deprecation line in the log.
 OLD_PROGRAM = "wyoming-whisper-cpp"
 DEFAULT_URI = "tcp://0.0.0.0:10300"
 ATTRIBUTION = Attribution(
