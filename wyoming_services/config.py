@@ -31,6 +31,7 @@ from pathlib import Path
 import re
 import tomllib
 from typing import Any
+from urllib.parse import urlsplit
 
 RESERVED_VOICE_NAMES = frozenset({"auto"})
 SPEED_RANGE = (0.5, 2.0)  # what kokoro-onnx accepts
@@ -118,6 +119,15 @@ def load_config(path: Path | None) -> Config:
     return _build(data, path.parent, str(path))
 
 
+def load_config_text(text: str, source: str) -> Config:
+    """Check TOML made elsewhere (the add-ons' options) as a config file is."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    return _build(data, Path.cwd(), source)
+
+
 def _build(data: dict[str, Any], base: Path, source: str) -> Config:
     known = {*DEFAULTS, "voice"}
     for key in data:
@@ -170,9 +180,9 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
         raise ConfigError(f"{source}: give whisper.urls or whisper.url, not both")
     urls = values["urls"] or [values["url"] or DEFAULT_WHISPER_URL]
     for url in urls:
-        if not url.startswith(("http://", "https://")):
+        if not _is_http_url(url):
             raise ConfigError(
-                f"{source}: whisper URL {url!r:.80} must start with http:// or https://"
+                f"{source}: whisper URL {url!r:.80} must be an http:// or https:// URL"
             )
     for key in ("timeout", "connect_timeout"):
         if values[key] <= 0:
@@ -199,6 +209,17 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
         wake_address=values["wake_address"].strip(),
         wake_port=values["wake_port"],
     )
+
+
+def _is_http_url(url: str) -> bool:
+    if any(char.isspace() or char in '"<>\\' for char in url):
+        return False
+    try:
+        parsed = urlsplit(url)
+        parsed.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname)
 
 
 def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroSettings:

@@ -92,13 +92,13 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ("[whisper]\nurl = 8182\n", "whisper.url must be a string"),
         (
             '[whisper]\nurl = "localhost:8182"\n',
-            "whisper URL 'localhost:8182' must start with http://",
+            "whisper URL 'localhost:8182' must be an http:// or https:// URL",
         ),
         ('[whisper]\nurls = "http://a:1"\n', "whisper.urls must be a list of strings"),
         ("[whisper]\nurls = [8182]\n", "whisper.urls must be a list of strings"),
         (
             '[whisper]\nurls = ["http://a:1", "ftp://b"]\n',
-            "whisper URL 'ftp://b' must start with http://",
+            "whisper URL 'ftp://b' must be an http:// or https:// URL",
         ),
         (
             '[whisper]\nurl = "http://a:1"\nurls = ["http://b:1"]\n',
