@@ -14,10 +14,10 @@ import tomllib
 
 import pytest
 from wyoming.event import async_read_event, async_write_event
-from wyoming.info import AsrModel, AsrProgram, Attribution, Info
 import yaml
 
 from tests.harness.ports import free_port
+from wyoming_services.whisper.__main__ import build_info
 
 ROOT = Path(__file__).resolve().parents[2]
 BASHIO = Path(__file__).parent / "bashio"
@@ -25,6 +25,7 @@ SERVICES = {
     "kokoro": (ROOT / "addons/wyoming-kokoro", "wyoming-kokoro", 10200),
     "whisper": (ROOT / "addons/wyoming-whisper-relay", "wyoming-whisper-relay", 10300),
 }
+INFO = build_info(["http://127.0.0.1:8182"], "it")
 # Records its arguments and the config file it was given, then exits.
 SERVICE_STAND_IN = """#!/bin/bash
 printf '%s\\n' "$@" >"$SERVICE_RECORD"
@@ -142,29 +143,8 @@ class DescribeServer:
         with contextlib.suppress(ConnectionError):
             while (event := await async_read_event(reader)) is not None:
                 if event.type == "describe" and self.answering:
-                    await async_write_event(_info().event(), writer)
+                    await async_write_event(INFO.event(), writer)
         writer.close()
-
-
-def _info() -> Info:
-    attribution = Attribution(name="test", url="https://example.org")
-    model = AsrModel(
-        name="m",
-        description="m",
-        attribution=attribution,
-        installed=True,
-        version=None,
-        languages=["it"],
-    )
-    program = AsrProgram(
-        name="whisper-cpp",
-        description="d",
-        attribution=attribution,
-        installed=True,
-        version=None,
-        models=[model],
-    )
-    return Info(asr=[program])
 
 
 @pytest.fixture

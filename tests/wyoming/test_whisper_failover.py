@@ -101,28 +101,25 @@ async def test_server_that_goes_down_mid_run_fails_over_and_is_skipped_after(
     assert len(second_server.requests) == 1
 
 
-async def test_loading_server_503_fails_over(
-    whisper_server: WhisperServerStandIn, second_server: WhisperServerStandIn
+@pytest.mark.parametrize("fault", ["loading", "inference 503"])
+async def test_503_fails_over(
+    whisper_server: WhisperServerStandIn,
+    second_server: WhisperServerStandIn,
+    fault: str,
 ) -> None:
+    """Loading its model (every request 503, /health too), or /inference alone."""
     urls = [whisper_server.url, second_server.url]
     async with whisper_failover(urls) as (port, servers):
-        whisper_server.loading = True  # restarted, loading its model
+        if fault == "loading":
+            whisper_server.loading = True  # restarted, loading its model
+        else:
+            whisper_server.status = 503
         result = await transcribe(port)
         assert isinstance(result, Transcript)
         assert result.text == "Turn on the light."
-        assert servers.up[whisper_server.url] is False
-
-
-async def test_inference_503_fails_over(
-    whisper_server: WhisperServerStandIn, second_server: WhisperServerStandIn
-) -> None:
-    whisper_server.status = 503
-    urls = [whisper_server.url, second_server.url]
-    async with whisper_failover(urls) as (port, _):
-        result = await transcribe(port)
-    assert isinstance(result, Transcript)
-    assert result.text == "Turn on the light."
-    assert len(whisper_server.requests) == 1
+        if fault == "loading":  # and its health check says so
+            assert servers.up[whisper_server.url] is False
+    assert len(whisper_server.requests) == (fault != "loading")
 
 
 async def test_http_500_is_the_answer_not_a_failover(
@@ -171,18 +168,23 @@ async def test_known_down_server_costs_the_question_nothing(
 async def test_all_down_is_one_error_naming_each(socket_enabled: None) -> None:
     first, second = down_url(), down_url()
     async with whisper_failover([first, second]) as (port, servers):
+        checks = servers.checks
         result = await transcribe(port)
         assert isinstance(result, Error)
         assert result.code == "whisper-server"
         assert result.text.startswith("no whisper-server answers: ")
         assert f"whisper-server at {first} is unreachable" in result.text
         assert f"whisper-server at {second} is unreachable" in result.text
-        # And once one is back, the next question is answered.
+        # The failed question asked for a check at once; it found both down.
+        await servers.wait_checks(checks + 1)
+        assert servers.up == {first: False, second: False}
+        # All known down: each is tried, so the one that is back answers at
+        # once, before a background check has found it.
         stand_in = WhisperServerStandIn()
         await stand_in.start(int(second.rsplit(":", 1)[1]))
         try:
-            await servers.check_all()
             assert isinstance(await transcribe(port), Transcript)
+            assert len(stand_in.requests) == 1
         finally:
             await stand_in.stop()
 

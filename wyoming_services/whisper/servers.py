@@ -88,12 +88,15 @@ class WhisperServers:
             await self._checked.wait_for(lambda: self.checks >= count)
 
     async def transcribe(self, wav: bytes, language: str) -> Transcription:
-        """Transcribe with the first server that is up; fail over only when down."""
+        """Transcribe with the first server that is up; fail over only when down.
+
+        Servers known to be down are skipped while another may answer; when
+        every one is known down they are all tried, since a question has
+        nowhere else to go and one may just have come back.
+        """
         faults = []
-        for client in self.clients:
-            if self.up[client.url] is False:
-                faults.append(self._faults[client.url])
-                continue
+        candidates = [c for c in self.clients if self.up[c.url] is not False]
+        for client in candidates or self.clients:
             try:
                 result = await _transcribe_watched(client, wav, language)
             except WhisperServerDownError as err:
