@@ -218,3 +218,16 @@ def test_wait_gives_up_with_one_line(socket_enabled: None) -> None:
     assert result.stderr == (
         f"error: tcp://127.0.0.1:{port} did not answer describe within 0.3 s\n"
     )
+
+
+@pytest.mark.parametrize("uri", ["stdio://", "tcp://:10300", "unix:///run/x", "10300"])
+def test_wait_refuses_what_is_not_a_tcp_uri(uri: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "wyoming_services.addon", "wait", uri],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert result.returncode == 1
+    assert result.stderr == f"error: {uri} is not tcp://HOST:PORT\n"
