@@ -19,19 +19,17 @@ timeout plus 50 ms.
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator
-import contextlib
 import logging
-import statistics
 import time
 
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 
+from tests.harness.home_assistant import median_p95
 from tests.harness.whisper_server import (
-    SilentServer,
     WhisperServerStandIn,
     serve as serve_whisper,
+    serve_silent,
 )
 from tests.harness.wyoming import (
     free_port,
@@ -83,29 +81,12 @@ async def measure(
         return [await ask() for _ in range(runs)]
 
 
-@contextlib.asynccontextmanager
-async def silent() -> AsyncIterator[SilentServer]:
-    """A server that accepts and never answers, on loopback."""
-    server = SilentServer()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-def p95(values: list[float]) -> float:
-    """The 95th percentile (nearest rank)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-
-
 async def main(runs: int, connect_timeout: float) -> None:
     """Measure the four cases in one run and print the table."""
     refused = f"http://127.0.0.1:{free_port()}"
     async with (
         serve_whisper(WhisperServerStandIn(speech=" Lights on.")) as healthy,
-        silent() as hanging,
+        serve_silent() as hanging,
     ):
         cases = {
             "baseline (one healthy server)": await measure(
@@ -122,20 +103,20 @@ async def main(runs: int, connect_timeout: float) -> None:
             ),
         }
     targets = [None, 0.005, 0.050, connect_timeout + 0.050]
-    base = statistics.median(cases["baseline (one healthy server)"])
+    base = median_p95(cases["baseline (one healthy server)"])[0]
     print(
         f"AudioStop to Transcript, {runs} run(s), connect timeout {connect_timeout:g} s"
     )
     print("| case | median ms | p95 ms | added ms | target added ms |")
     print("| --- | --- | --- | --- | --- |")
     for (name, times), target in zip(cases.items(), targets, strict=True):
-        median = statistics.median(times)
+        median, p95 = median_p95(times)
         added = median - base
         goal = "" if target is None else f"<= {target * 1000:.0f}"
         if target is not None:
             goal += " ok" if added <= target else " MISSED"
         print(
-            f"| {name} | {median * 1000:.1f} | {p95(times) * 1000:.1f} | "
+            f"| {name} | {median * 1000:.1f} | {p95 * 1000:.1f} | "
             f"{'' if target is None else f'{added * 1000:.1f}'} | {goal} |"
         )
 

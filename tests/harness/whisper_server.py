@@ -242,3 +242,14 @@ class SilentServer:
         with contextlib.suppress(ConnectionError):
             while await reader.read(1 << 16):
                 pass  # read the request, never answer it
+
+
+@contextlib.asynccontextmanager
+async def serve_silent() -> AsyncIterator[SilentServer]:
+    """A server that accepts and never answers, on a free loopback port."""
+    server = SilentServer()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

@@ -10,7 +10,12 @@ import pytest
 from wyoming.asr import Transcript
 from wyoming.error import Error
 
-from tests.harness.whisper_server import SilentServer, WhisperServerStandIn, serve
+from tests.harness.whisper_server import (
+    SilentServer,
+    WhisperServerStandIn,
+    serve,
+    serve_silent,
+)
 from tests.harness.wyoming import (
     free_port,
     module_argv,
@@ -39,12 +44,8 @@ async def second_server(socket_enabled: None) -> AsyncIterator[WhisperServerStan
 
 @pytest.fixture
 async def silent_server(socket_enabled: None) -> AsyncIterator[SilentServer]:
-    server = SilentServer()
-    await server.start()
-    try:
+    async with serve_silent() as server:
         yield server
-    finally:
-        await server.stop()
 
 
 async def transcribe(port: int) -> Transcript | Error:
