@@ -2,10 +2,12 @@
 
 import os
 from pathlib import Path
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 
 import pytest
 
@@ -112,3 +114,24 @@ def test_scripts_run_the_installed_copy(installed: Path) -> None:
         cwd=installed,
     )
     assert Path(result.stdout.strip()).is_relative_to(installed)
+
+
+def test_units_and_add_on_start_the_new_name() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    units = ROOT / "wyoming_services" / "systemd"
+    assert not (units / "wyoming-whisper-cpp.service").exists()
+    unit = (units / "wyoming-whisper-relay.service").read_text()
+    (exec_start,) = re.findall(r"^ExecStart=(\S+)", unit, re.MULTILINE)
+    assert exec_start.endswith("/venv/bin/wyoming-whisper-relay")
+    assert scripts["wyoming-whisper-relay"] == "wyoming_services.whisper.__main__:main"
+    run = (
+        ROOT / "addons/wyoming-whisper-relay/rootfs/etc/s6-overlay/s6-rc.d/whisper/run"
+    )
+    assert "exec wyoming-whisper-relay --uri" in run.read_text()
+    # The old name only where it is kept working.
+    for path in (*units.iterdir(), *(ROOT / "addons").rglob("*")):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert "wyoming-whisper-cpp" not in text.replace(
+                "replaces wyoming-whisper-cpp.service", ""
+            ), path
