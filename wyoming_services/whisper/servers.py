@@ -96,6 +96,8 @@ class WhisperServers:
         """
         faults = []
         candidates = [c for c in self.clients if self.up[c.url] is not False]
+        if self.up[self.urls[0]] is False:
+            self._wake()
         for client in candidates or self.clients:
             try:
                 result = await _transcribe_watched(client, wav, language)
@@ -103,12 +105,23 @@ class WhisperServers:
                 self._mark(client, str(err))
                 self._check_now.set()
                 faults.append(str(err))
+                if client is self.clients[0]:
+                    self._wake()
                 continue
             self._mark(client, None)
             return result
         if len(faults) == 1:
             raise WhisperServerDownError(faults[0])
         raise WhisperServerDownError(f"no whisper-server answers: {'; '.join(faults)}")
+
+    def _wake(self) -> None:
+        """A question found the first server down: wake its machine.
+
+        Only a question does: a check waking it would keep a desktop that
+        went to sleep from ever staying asleep.
+        """
+        if self._waker is not None:
+            self._waker.wake()
 
     async def _keep_checking(self) -> None:
         while True:
@@ -134,8 +147,6 @@ class WhisperServers:
             self._faults[client.url] = fault
             if was_up is not False:
                 _LOGGER.warning("%s", fault)
-            if client is self.clients[0] and self._waker is not None:
-                self._waker.wake()
         elif was_up is not True:
             _LOGGER.info("whisper-server at %s is up", client.url)
 
