@@ -11,7 +11,7 @@
    that starts playing at the first chunk runs dry afterwards (total and
    longest). On the tiny model of scripts/make-test-models and on the real
    Kokoro v1.0 int8 model that scripts/setup assembles.
-2. whisper wrapper overhead: a 3 s utterance through wyoming-whisper-cpp
+2. whisper wrapper overhead: a 3 s utterance through wyoming-whisper-relay
    (AudioStop -> Transcript) against the same WAV posted straight to
    `/inference` (request -> parsed answer), both to the whisper-server
    stand-in on loopback. Target: <= 10 ms.
@@ -66,8 +66,8 @@ from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL, build_service
 from wyoming_services.kokoro.engine import CHANNELS, RATE, WIDTH
 from wyoming_services.whisper.__main__ import build_info
-from wyoming_services.whisper.client import WhisperClient
 from wyoming_services.whisper.handler import WhisperEventHandler
+from wyoming_services.whisper.servers import WhisperServers
 
 REPO = Path(__file__).parents[1]
 REPLY = (
@@ -292,8 +292,8 @@ async def whisper_rows(runs: int) -> None:
         async with aiohttp.ClientSession() as session:
             factory = partial(
                 WhisperEventHandler,
-                info=build_info(stand_in.url, ""),
-                client=WhisperClient(session, stand_in.url, 10.0),
+                info=build_info([stand_in.url], ""),
+                servers=WhisperServers(session, [stand_in.url], 10.0, 3.0),
                 language_setting="",
             )
             async with tcp_server(factory) as port:

@@ -2,9 +2,13 @@
 
 ```toml
 [whisper]
-url = "http://127.0.0.1:8182"   # whisper.cpp whisper-server
+urls = ["http://127.0.0.1:8182"] # whisper.cpp whisper-servers, in order (or url =)
 language = ""                   # "" = as Home Assistant asks, "auto", or a code
 timeout = 30                    # seconds per utterance
+connect_timeout = 3             # seconds for a server to accept and be healthy
+wake_mac = ""                   # Wake-on-LAN for the first server's machine
+wake_address = "255.255.255.255"
+wake_port = 9
 
 [kokoro]
 model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
@@ -22,15 +26,27 @@ typo never silently falls back to a default.
 """
 
 from dataclasses import dataclass
+import ipaddress
 from pathlib import Path
+import re
 import tomllib
 from typing import Any
+from urllib.parse import urlsplit
 
 RESERVED_VOICE_NAMES = frozenset({"auto"})
 SPEED_RANGE = (0.5, 2.0)  # what kokoro-onnx accepts
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "whisper": {"url": "http://127.0.0.1:8182", "language": "", "timeout": 30.0},
+    "whisper": {
+        "url": "",
+        "urls": [],
+        "language": "",
+        "timeout": 30.0,
+        "connect_timeout": 3.0,
+        "wake_mac": "",
+        "wake_address": "255.255.255.255",
+        "wake_port": 9,
+    },
     "kokoro": {
         "model": "kokoro-v1.0.onnx",
         "voices": "voices-v1.0.bin",
@@ -39,6 +55,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 VOICE_KEYS = ("lang", "blend")
+DEFAULT_WHISPER_URL = "http://127.0.0.1:8182"
+MAC_RE = re.compile(r"[0-9a-f]{2}([:-]?)(?:[0-9a-f]{2}\1){4}[0-9a-f]{2}", re.IGNORECASE)
 
 
 class ConfigError(Exception):
@@ -47,11 +65,15 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class WhisperSettings:
-    """How to reach whisper-server and which language to ask it for."""
+    """The whisper-servers to reach, in order, and which language to ask for."""
 
-    url: str
+    urls: tuple[str, ...]
     language: str
     timeout: float
+    connect_timeout: float = 3.0
+    wake_mac: str = ""  # 12 hex digits, "" = no Wake-on-LAN
+    wake_address: str = "255.255.255.255"
+    wake_port: int = 9
 
 
 @dataclass(frozen=True)
@@ -97,6 +119,15 @@ def load_config(path: Path | None) -> Config:
     return _build(data, path.parent, str(path))
 
 
+def load_config_text(text: str, source: str) -> Config:
+    """Check TOML made elsewhere (the add-ons' options) as a config file is."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    return _build(data, Path.cwd(), source)
+
+
 def _build(data: dict[str, Any], base: Path, source: str) -> Config:
     known = {*DEFAULTS, "voice"}
     for key in data:
@@ -124,25 +155,71 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         if expected is float and is_number:
             merged[key] = float(value)
-        elif (expected is int and is_number and isinstance(value, int)) or (
-            isinstance(value, str) and expected is str
+        elif (
+            (expected is int and is_number and isinstance(value, int))
+            or (isinstance(value, str) and expected is str)
+            or (
+                expected is list
+                and isinstance(value, list)
+                and all(isinstance(item, str) for item in value)
+            )
         ):
             merged[key] = value
         else:
-            kind = {float: "a number", int: "a whole number"}.get(expected, "a string")
+            kind = {
+                float: "a number",
+                int: "a whole number",
+                list: "a list of strings",
+            }.get(expected, "a string")
             raise ConfigError(f"{source}: {section}.{key} must be {kind}")
     return merged
 
 
 def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
-    url = values["url"].rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{source}: whisper.url must start with http:// or https://")
-    if values["timeout"] <= 0:
-        raise ConfigError(f"{source}: whisper.timeout must be more than 0 seconds")
+    if values["url"] and values["urls"]:
+        raise ConfigError(f"{source}: give whisper.urls or whisper.url, not both")
+    urls = values["urls"] or [values["url"] or DEFAULT_WHISPER_URL]
+    for url in urls:
+        if not _is_http_url(url):
+            raise ConfigError(
+                f"{source}: whisper URL {url!r:.80} must be an http:// or https:// URL"
+            )
+    for key in ("timeout", "connect_timeout"):
+        if values[key] <= 0:
+            raise ConfigError(f"{source}: whisper.{key} must be more than 0 seconds")
+    mac = values["wake_mac"].strip()
+    if mac and not MAC_RE.fullmatch(mac):
+        raise ConfigError(
+            f"{source}: whisper.wake_mac must be a MAC address like 00:11:22:aa:bb:cc"
+        )
+    try:
+        ipaddress.IPv4Address(values["wake_address"].strip())
+    except ValueError:
+        raise ConfigError(
+            f"{source}: whisper.wake_address must be an IPv4 address"
+        ) from None
+    if not 0 < values["wake_port"] < 65536:
+        raise ConfigError(f"{source}: whisper.wake_port must be between 1 and 65535")
     return WhisperSettings(
-        url=url, language=values["language"].strip(), timeout=values["timeout"]
+        urls=tuple(dict.fromkeys(url.rstrip("/") for url in urls)),
+        language=values["language"].strip(),
+        timeout=values["timeout"],
+        connect_timeout=values["connect_timeout"],
+        wake_mac=re.sub(r"[:-]", "", mac).lower(),
+        wake_address=values["wake_address"].strip(),
+        wake_port=values["wake_port"],
     )
+
+
+def _is_http_url(url: str) -> bool:
+    if any(char.isspace() or char in '"<>\\' for char in url):
+        return False
+    try:
+        parsed = urlsplit(url)
+        parsed.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.hostname)
 
 
 def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroSettings:

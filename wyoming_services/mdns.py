@@ -3,7 +3,7 @@
 import logging
 import socket
 
-from zeroconf import Error as ZeroconfError, IPVersion
+from zeroconf import Error as ZeroconfError, InterfaceChoice, IPVersion
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 _LOGGER = logging.getLogger(__name__)
@@ -36,7 +36,11 @@ class WyomingAdvert:
                 addresses=[socket.inet_aton(address)],
                 port=self.port,
             )
-            self._zeroconf = AsyncZeroconf(ip_version=IPVersion.V4Only)
+            # A server bound to one address is announced on that interface only.
+            interfaces = InterfaceChoice.All if self.host in ANY_ADDRESS else [address]
+            self._zeroconf = AsyncZeroconf(
+                interfaces=interfaces, ip_version=IPVersion.V4Only
+            )
             await self._zeroconf.async_register_service(info)
         except (OSError, ZeroconfError) as err:
             await self.stop()

@@ -11,7 +11,13 @@ then answers as whisper-server does:
   tokens, words, temperature, avg_logprob, no_speech_prob) and the language
   detection block (`detected_language`, `detected_language_probability`,
   `language_probabilities` keyed by code);
-- faults: a status with `{"error": "<message>"}`, as whisper-server sends.
+- faults: a status with `{"error": "<message>"}`, as whisper-server sends;
+- `GET /health`: `{"status": "ok"}`; while the model loads (`loading`), every
+  request gets 503 `{"status": "loading model"}`, as whisper-server's
+  pre-routing handler answers.
+
+`SilentServer` plays a whisper-server that accepts connections and never
+answers (a machine that hangs), counting the connections it accepted.
 
 It cannot recognise speech: the test says what was "spoken" (`speech`) and
 in which language (`spoken_language`); a forced language is echoed back, as
@@ -58,6 +64,8 @@ class WhisperServerStandIn:
     status: int = 200
     error: str = "failed to process audio"
     delay: float = 0.0
+    loading: bool = False  # every request answered 503, as while the model loads
+    health_checks: int = 0
     raw_body: bytes | None = None  # answer with this instead of JSON
     requests: list[InferenceRequest] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)  # broken contract
@@ -69,6 +77,8 @@ class WhisperServerStandIn:
         # whisper-server takes any upload; 300 s of audio is about 10 MB.
         app = web.Application(client_max_size=32 << 20)
         app.router.add_post("/inference", self._inference)
+        app.router.add_get("/health", self._health)
+        app.middlewares.append(self._while_loading)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port)
@@ -79,6 +89,17 @@ class WhisperServerStandIn:
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+            self._runner = None
+
+    @web.middleware
+    async def _while_loading(self, request: web.Request, handler) -> web.StreamResponse:
+        if self.loading:
+            return web.json_response({"status": "loading model"}, status=503)
+        return await handler(request)
+
+    async def _health(self, request: web.Request) -> web.Response:
+        self.health_checks += 1
+        return web.json_response({"status": "ok"})
 
     async def _inference(self, request: web.Request) -> web.Response:
         if not request.content_type.startswith("multipart/form-data"):
@@ -190,3 +211,45 @@ async def serve(stand_in: WhisperServerStandIn) -> AsyncIterator[WhisperServerSt
         yield stand_in
     finally:
         await stand_in.stop()
+
+
+class SilentServer:
+    """Accepts TCP connections on loopback and never answers."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.url = ""
+        self._server: asyncio.Server | None = None
+        self._writers: list[asyncio.StreamWriter] = []
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        host, port = self._server.sockets[0].getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+
+    async def stop(self) -> None:
+        for writer in self._writers:
+            writer.close()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _accept(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.connections += 1
+        self._writers.append(writer)
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(1 << 16):
+                pass  # read the request, never answer it
+
+
+@contextlib.asynccontextmanager
+async def serve_silent() -> AsyncIterator[SilentServer]:
+    """A server that accepts and never answers, on a free loopback port."""
+    server = SilentServer()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()

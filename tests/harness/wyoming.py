@@ -21,8 +21,9 @@ from wyoming.server import AsyncTcpServer, HandlerFactory
 
 from tests.harness.ports import free_port
 from wyoming_services.whisper.__main__ import build_info, language_setting
-from wyoming_services.whisper.client import WhisperClient
 from wyoming_services.whisper.handler import IDLE_SECONDS, WhisperEventHandler
+from wyoming_services.whisper.servers import WhisperServers
+from wyoming_services.whisper.wake import Waker
 
 # The household of the seed: an Italian and an English voice, blended.
 KOKORO_VOICES = """
@@ -120,17 +121,48 @@ async def whisper_wyoming(
     idle_seconds: float = IDLE_SECONDS,
 ) -> AsyncIterator[int]:
     """The server as `python -m wyoming_services.whisper` builds it, on a free port."""
+    async with whisper_failover(
+        [url], language, whisper_timeout, idle_seconds=idle_seconds
+    ) as (port, _):
+        yield port
+
+
+@contextlib.asynccontextmanager
+async def whisper_failover(
+    urls: Sequence[str],
+    language: str = "",
+    whisper_timeout: float = 5.0,
+    *,
+    connect_timeout: float = 3.0,
+    check_interval: float = 3600.0,
+    waker: Waker | None = None,
+    idle_seconds: float = IDLE_SECONDS,
+) -> AsyncIterator[tuple[int, WhisperServers]]:
+    """The server over several whisper-servers, started (checked once) as the
+    program starts it; yield its port and its servers."""
     setting = language_setting(language)
     async with aiohttp.ClientSession() as session:
+        servers = WhisperServers(
+            session,
+            urls,
+            whisper_timeout,
+            connect_timeout,
+            waker=waker,
+            check_interval=check_interval,
+        )
+        await servers.start()
         factory = partial(
             WhisperEventHandler,
-            info=build_info(url, setting),
-            client=WhisperClient(session, url, whisper_timeout),
+            info=build_info(urls, setting),
+            servers=servers,
             language_setting=setting,
             idle_seconds=idle_seconds,
         )
-        async with tcp_server(factory) as port:
-            yield port
+        try:
+            async with tcp_server(factory) as port:
+                yield port, servers
+        finally:
+            await servers.stop()
 
 
 def handler_tasks() -> list[asyncio.Task]:

@@ -25,7 +25,9 @@ def test_no_file_means_all_defaults(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert load_config(None) == Config(
-        whisper=WhisperSettings(url="http://127.0.0.1:8182", language="", timeout=30.0),
+        whisper=WhisperSettings(
+            urls=("http://127.0.0.1:8182",), language="", timeout=30.0
+        ),
         kokoro=KokoroSettings(
             model=tmp_path / "kokoro-v1.0.onnx",
             voices=tmp_path / "voices-v1.0.bin",
@@ -45,7 +47,7 @@ def test_keys_are_merged_one_by_one(tmp_path: Path) -> None:
         )
     )
     assert config.whisper == WhisperSettings(
-        url="http://127.0.0.1:8182", language="auto", timeout=5.0
+        urls=("http://127.0.0.1:8182",), language="auto", timeout=5.0
     )
     # Relative paths are read from the config file's folder.
     assert config.kokoro == KokoroSettings(
@@ -76,7 +78,7 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ("card = 1\n", "unknown key 'card' (known: kokoro, voice, whisper)"),
         (
             '[whisper]\nlnguage = "it"\n',
-            "unknown key 'whisper.lnguage' (known: language, timeout, url)",
+            "unknown key 'whisper.lnguage' (known: connect_timeout, language, timeout, url, urls, wake_address, wake_mac, wake_port)",
         ),
         (
             "[kokoro]\nsped = 1.2\n",
@@ -88,7 +90,25 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ),
         ('[whisper]\ntimeout = "10"\n', "whisper.timeout must be a number"),
         ("[whisper]\nurl = 8182\n", "whisper.url must be a string"),
-        ('[whisper]\nurl = "localhost:8182"\n', "whisper.url must start with http://"),
+        (
+            '[whisper]\nurl = "localhost:8182"\n',
+            "whisper URL 'localhost:8182' must be an http:// or https:// URL",
+        ),
+        ('[whisper]\nurls = "http://a:1"\n', "whisper.urls must be a list of strings"),
+        ("[whisper]\nurls = [8182]\n", "whisper.urls must be a list of strings"),
+        (
+            '[whisper]\nurls = ["http://a:1", "ftp://b"]\n',
+            "whisper URL 'ftp://b' must be an http:// or https:// URL",
+        ),
+        (
+            '[whisper]\nurl = "http://a:1"\nurls = ["http://b:1"]\n',
+            "give whisper.urls or whisper.url, not both",
+        ),
+        ("[whisper]\nconnect_timeout = -1\n", "whisper.connect_timeout must be more"),
+        ('[whisper]\nwake_mac = "00:11:22"\n', "whisper.wake_mac must be a MAC"),
+        ('[whisper]\nwake_mac = "$(reboot)"\n', "whisper.wake_mac must be a MAC"),
+        ('[whisper]\nwake_address = "desktop"\n', "wake_address must be an IPv4"),
+        ("[whisper]\nwake_port = 70000\n", "wake_port must be between 1 and 65535"),
         ("[whisper]\ntimeout = -1\n", "whisper.timeout must be more than 0 seconds"),
         ("[kokoro]\nspeed = 3\n", "kokoro.speed must be between 0.5 and 2.0"),
         ("[kokoro]\nspeed = true\n", "kokoro.speed must be a number"),

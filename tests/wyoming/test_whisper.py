@@ -1,4 +1,4 @@
-"""wyoming-whisper-cpp over real Wyoming connections, against a whisper-server
+"""wyoming-whisper-relay over real Wyoming connections, against a whisper-server
 stand-in."""
 
 import asyncio
@@ -277,7 +277,7 @@ async def test_sigterm_stops_the_server_cleanly(
 ) -> None:
     config = write_whisper_config(tmp_path, whisper_server.url)
     port = free_port()
-    argv = ["wyoming-whisper-cpp", "--uri", f"tcp://127.0.0.1:{port}"]
+    argv = module_argv(MODULE, "--uri", f"tcp://127.0.0.1:{port}")
     stderr = tmp_path / "stderr.log"
     async with server_process([*argv, "--config", str(config)], port, stderr) as server:
         async with tcp_client(port) as client:
@@ -296,7 +296,7 @@ async def test_sigterm_stops_the_server_cleanly(
     [
         (
             'lnguage = "it"\n',
-            "unknown key 'whisper.lnguage' (known: language, timeout, url)",
+            "unknown key 'whisper.lnguage' (known: connect_timeout, language, timeout, url, urls, wake_address, wake_mac, wake_port)",
         ),
         ('language = "klingon"\n', "whisper.language: whisper does not know 'klingon'"),
         ("timeout = 0\n", "whisper.timeout must be more than 0 seconds"),
@@ -376,9 +376,9 @@ async def test_unix_socket_serves_and_is_removed_at_exit(tmp_path: Path) -> None
 
 
 def test_zeroconf_names_the_program_and_host() -> None:
-    advert = zeroconf_advert("tcp://0.0.0.0:10300", "", "wyoming-whisper-cpp")
+    advert = zeroconf_advert("tcp://0.0.0.0:10300", "", "wyoming-whisper-relay")
     assert advert is not None
-    assert advert.name == f"wyoming-whisper-cpp-{socket.gethostname()}"
+    assert advert.name == f"wyoming-whisper-relay-{socket.gethostname()}"
     assert (advert.host, advert.port) == ("0.0.0.0", 10300)
     named = zeroconf_advert("tcp://192.0.2.7:10300", "kitchen stt", "x")
     assert named is not None

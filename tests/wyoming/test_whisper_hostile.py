@@ -1,4 +1,4 @@
-"""wyoming-whisper-cpp against a hostile client and a broken whisper-server.
+"""wyoming-whisper-relay against a hostile client and a broken whisper-server.
 
 Each test sends the bad input over a real Wyoming TCP connection and checks
 what the client gets, that no connection task ends in an exception ("Task

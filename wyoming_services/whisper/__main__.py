@@ -1,6 +1,7 @@
-"""wyoming-whisper-cpp: a Wyoming speech-to-text server in front of whisper-server."""
+"""wyoming-whisper-relay: Wyoming speech-to-text in front of whisper-servers."""
 
 import argparse
+from collections.abc import Sequence
 from functools import partial
 import logging
 import sys
@@ -18,13 +19,17 @@ from ..service import (
     serve,
     zeroconf_advert,
 )
-from .client import WhisperClient
 from .handler import WhisperEventHandler
 from .languages import AUTO, WHISPER_LANGUAGES, whisper_code
+from .servers import WhisperServers
+from .wake import Waker
 
 _LOGGER = logging.getLogger(__name__)
 
-PROGRAM = "wyoming-whisper-cpp"
+PROGRAM = "wyoming-whisper-relay"
+# PyPI has another program named wyoming-whisper-cpp; our old name stays for
+# one release, with a deprecation line in the log.
+OLD_PROGRAM = "wyoming-whisper-cpp"
 DEFAULT_URI = "tcp://0.0.0.0:10300"
 ATTRIBUTION = Attribution(
     name="ggml-org", url="https://github.com/ggml-org/whisper.cpp"
@@ -41,13 +46,13 @@ def language_setting(configured: str) -> str:
     return code
 
 
-def build_info(url: str, language: str) -> Info:
+def build_info(urls: Sequence[str], language: str) -> Info:
     """Describe the service: one model, the languages whisper can be asked for."""
     languages = [language] if language not in ("", AUTO) else list(WHISPER_LANGUAGES)
     version = package_version()
     model = AsrModel(
         name="whisper-server",
-        description=f"the model loaded by whisper-server at {url}",
+        description=f"the model loaded by whisper-server at {', '.join(urls)}",
         attribution=ATTRIBUTION,
         installed=True,
         version=None,
@@ -66,30 +71,58 @@ def build_info(url: str, language: str) -> Info:
 
 async def _main(args: argparse.Namespace) -> None:
     config = read_config(args.config)
-    language = language_setting(config.whisper.language)
+    settings = config.whisper
+    language = language_setting(settings.language)
     advert = zeroconf_advert(args.uri, args.zeroconf, PROGRAM)
-    info = build_info(config.whisper.url, language)
+    info = build_info(settings.urls, language)
+    waker = (
+        Waker(settings.wake_mac, settings.wake_address, settings.wake_port)
+        if settings.wake_mac
+        else None
+    )
     async with aiohttp.ClientSession() as session:
-        client = WhisperClient(session, config.whisper.url, config.whisper.timeout)
+        servers = WhisperServers(
+            session,
+            settings.urls,
+            settings.timeout,
+            settings.connect_timeout,
+            waker=waker,
+        )
         _LOGGER.info(
-            "forwarding to whisper-server at %s, language: %s",
-            config.whisper.url,
+            "forwarding to whisper-server at %s (in this order), language: %s",
+            ", ".join(settings.urls),
             language or "as the client asks",
         )
+        await servers.start()
         handler = partial(
-            WhisperEventHandler, info=info, client=client, language_setting=language
+            WhisperEventHandler, info=info, servers=servers, language_setting=language
         )
-        await serve(args.uri, handler, advert)
+        try:
+            await serve(args.uri, handler, advert)
+        finally:
+            await servers.stop()
 
 
-def main() -> None:
+def main(*, deprecated: bool = False) -> None:
     """Console script entry point."""
     parser = common_arguments(
         "Wyoming speech-to-text server for whisper.cpp's whisper-server", DEFAULT_URI
     )
     args = parser.parse_args()
     configure_logging(args.debug)
+    if deprecated:
+        _LOGGER.warning(
+            "%s is deprecated and goes in the next release (PyPI has another "
+            "program of that name): run %s instead, with the same options",
+            OLD_PROGRAM,
+            PROGRAM,
+        )
     sys.exit(run_main(lambda: _main(args)))
+
+
+def deprecated_main() -> None:
+    """The old console script name: the same server, and a line saying to move."""
+    main(deprecated=True)
 
 
 if __name__ == "__main__":

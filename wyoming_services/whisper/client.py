@@ -18,8 +18,19 @@ TEMPERATURE = "0.0"  # greedy decoding: the same audio gives the same text
 MAX_ANSWER_BYTES = 1 << 20
 
 
+HTTP_SERVICE_UNAVAILABLE = 503  # whisper-server still loading its model
+
+
 class WhisperServerError(Exception):
     """whisper-server could not be used for this utterance (short message)."""
+
+
+class WhisperServerDownError(WhisperServerError):
+    """The server is not there to ask: refused, not accepting in time, or loading.
+
+    Only these move a question on to the next server; an error the server
+    answered with would be the same on any of them.
+    """
 
 
 @dataclass(frozen=True)
@@ -29,16 +40,52 @@ class Transcription:
     text: str
     language: str | None
     seconds: float  # the HTTP round trip
+    url: str = ""  # the whisper-server that transcribed it
 
 
 class WhisperClient:
     """Sends WAV files to whisper-server; one client per server process."""
 
-    def __init__(self, session: aiohttp.ClientSession, url: str, timeout: float):
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        url: str,
+        timeout: float,
+        connect_timeout: float | None = None,
+    ):
         self.url = url
         self._endpoint = f"{url}/inference"
         self._session = session
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self.connect_timeout = connect_timeout or timeout
+        self._timeout = aiohttp.ClientTimeout(
+            total=timeout, sock_connect=self.connect_timeout
+        )
+
+    async def check(self) -> None:
+        """Ask `/health`; raise `WhisperServerDownError` unless the server is up.
+
+        whisper-server answers 200 when its model is loaded and 503 while it
+        loads; one without `/health` (404) still answers, so it is up.
+        """
+        try:
+            async with self._session.get(
+                f"{self.url}/health",
+                timeout=aiohttp.ClientTimeout(total=self.connect_timeout),
+            ) as response:
+                status = response.status
+        except TimeoutError:
+            raise WhisperServerDownError(
+                f"whisper-server at {self.url} did not answer within "
+                f"{self.connect_timeout:g} s"
+            ) from None
+        except aiohttp.ClientError as err:
+            raise WhisperServerDownError(
+                f"whisper-server at {self.url} is unreachable ({_reason(err)})"
+            ) from None
+        if status == HTTP_SERVICE_UNAVAILABLE:
+            raise WhisperServerDownError(
+                f"whisper-server at {self.url} is loading its model (503)"
+            )
 
     async def transcribe(self, wav: bytes, language: str) -> Transcription:
         """POST the WAV with `language` (a code or "auto"); return the text."""
@@ -54,10 +101,19 @@ class WhisperClient:
             ) as response:
                 body = await _read_at_most(response, MAX_ANSWER_BYTES + 1)
                 status = response.status
+        except aiohttp.ConnectionTimeoutError:
+            raise WhisperServerDownError(
+                f"whisper-server at {self.url} did not accept the connection within "
+                f"{self.connect_timeout:g} s"
+            ) from None
         except TimeoutError:
             raise WhisperServerError(
                 f"whisper-server at {self.url} did not answer within "
                 f"{self._timeout.total:g} s"
+            ) from None
+        except aiohttp.ClientConnectorError as err:
+            raise WhisperServerDownError(
+                f"whisper-server at {self.url} is unreachable ({_reason(err)})"
             ) from None
         except aiohttp.ClientError as err:
             raise WhisperServerError(
@@ -69,6 +125,10 @@ class WhisperClient:
                 f"whisper-server answered with more than {MAX_ANSWER_BYTES} bytes"
             )
         answer = _parse_json(body)
+        if status == HTTP_SERVICE_UNAVAILABLE:
+            raise WhisperServerDownError(
+                f"whisper-server at {self.url} is loading its model (503)"
+            )
         if status != 200:
             raise WhisperServerError(
                 f"whisper-server answered {status}: {_error_message(answer, body)}"
@@ -80,6 +140,7 @@ class WhisperClient:
             text=clean_text(answer["text"]),
             language=iso_code(spoken) if isinstance(spoken, str) else None,
             seconds=seconds,
+            url=self.url,
         )
 
 

@@ -14,8 +14,9 @@ from wyoming.event import Event
 from wyoming.info import Describe, Info
 
 from ..service import BadEventError, GuardedEventHandler
-from .client import WhisperClient, WhisperServerError
+from .client import WhisperServerError
 from .languages import AUTO, whisper_code
+from .servers import WhisperServers
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -49,14 +50,14 @@ class WhisperEventHandler(GuardedEventHandler):
         writer: asyncio.StreamWriter,
         *,
         info: Info,
-        client: WhisperClient,
+        servers: WhisperServers,
         language_setting: str,
         idle_seconds: float = IDLE_SECONDS,
     ) -> None:
         super().__init__(reader, writer)
         self._idle_seconds = idle_seconds
         self._info = info
-        self._client = client
+        self._servers = servers
         self._language_setting = language_setting
         self._requested_language: str | None = None
         self._audio = bytearray()
@@ -160,7 +161,7 @@ class WhisperEventHandler(GuardedEventHandler):
             if not audio:
                 raise UtteranceError("no audio arrived before audio-stop", "no-audio")
             language = self._language_for_whisper()
-            result = await self._client.transcribe(_wav(audio), language)
+            result = await self._servers.transcribe(_wav(audio), language)
         except UtteranceError as err:
             _LOGGER.warning("utterance refused: %s", err)
             await self.write_event(Error(text=str(err), code=err.code).event())
@@ -173,10 +174,11 @@ class WhisperEventHandler(GuardedEventHandler):
         spoken = result.language or (None if language == AUTO else language)
         await self.write_event(Transcript(text=result.text, language=spoken).event())
         _LOGGER.info(
-            "transcribed %.2f s of audio in %.0f ms (whisper-server %.0f ms): "
+            "transcribed %.2f s of audio in %.0f ms (whisper-server at %s %.0f ms): "
             "language %s (asked %s), %d characters",
             len(audio) / (RATE * WIDTH),
             (time.monotonic() - started) * 1000,
+            result.url,
             result.seconds * 1000,
             spoken or "unknown",
             language,

@@ -1,0 +1,46 @@
+"""Wake-on-LAN for the machine of the first whisper-server."""
+
+import logging
+import socket
+import time
+
+_LOGGER = logging.getLogger(__name__)
+
+# A sleeping desktop takes seconds to wake; one packet per half minute is plenty
+# and keeps a question burst from flooding the network.
+WAKE_INTERVAL = 30.0
+
+
+def magic_packet(mac: str) -> bytes:
+    """Six 0xFF bytes, then the MAC (12 hex digits) sixteen times."""
+    return b"\xff" * 6 + bytes.fromhex(mac) * 16
+
+
+class Waker:
+    """Sends the magic packet for one MAC, at most once per `WAKE_INTERVAL`."""
+
+    def __init__(self, mac: str, address: str, port: int) -> None:
+        self.mac = mac
+        self.address = address
+        self.port = port
+        self._sent_at: float | None = None
+
+    def wake(self) -> bool:
+        """Send the packet unless one went out recently; True if it was sent."""
+        now = time.monotonic()
+        if self._sent_at is not None and now - self._sent_at < WAKE_INTERVAL:
+            return False
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+                sender.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+                sender.sendto(magic_packet(self.mac), (self.address, self.port))
+        except OSError as err:
+            _LOGGER.warning(
+                "cannot send Wake-on-LAN to %s:%d: %s", self.address, self.port, err
+            )
+            return False
+        self._sent_at = now
+        _LOGGER.info(
+            "sent Wake-on-LAN for %s to %s:%d", self.mac, self.address, self.port
+        )
+        return True
