@@ -95,7 +95,7 @@ async def test_a_cut_stream_after_text_does_not_fail_over(
     reply.cut = True
     llama_server.script = [reply]
     result = await async_ask(hass, agent_id, "Hello")
-    assert speech(result).startswith("The answer is Sorry, my connection")
+    assert speech(result).startswith("The answer is\n\nSorry, my connection")
     assert fallback_server.chat_requests == []
 
 
