@@ -21,6 +21,7 @@ from .const import DOMAIN
 from .jobs import websocket as jobs_websocket
 from .jobs.runs import interrupted_runs
 from .memory.pages import PAGE_KINDS
+from .memory.profile import websocket_create_profile
 from .runtime import DATA_STORE, DATA_TOOLS
 from .server import websocket as servers_websocket
 from .store import StoreError
@@ -65,6 +66,7 @@ def websocket_describe(
 async def async_register_panel(hass: HomeAssistant) -> None:
     """Add the panel to the sidebar of administrators, where there is a frontend."""
     websocket_api.async_register_command(hass, websocket_describe)
+    websocket_api.async_register_command(hass, websocket_create_profile)
     tools_websocket.async_register_commands(hass)
     jobs_websocket.async_register_commands(hass)
     servers_websocket.async_register_commands(hass)

@@ -72,21 +72,21 @@ def test_conversations_list_filter_search_open_delete(
         lambda: len(conversation_rows(page)) == FILLER + 2, what="the second page"
     )
 
-    # Channel filter; paging keeps it.
-    page.choose("[data-field=channel]", "voice")
+    # Channel filter (buttons, not a native select); paging keeps it.
+    page.find("[data-filter=channel] [data-value=voice]").click()
     page.wait_for(
         lambda: conversation_rows(page) == ["kitchen-weather"], what="voice only"
     )
-    page.choose("[data-field=channel]", "")
+    assert page.attributes(
+        "[data-filter=channel] [aria-pressed=true]", "data-value"
+    ) == ["voice"]
+    page.find("[data-filter=channel] [data-value='']").click()
     # Device filter.
-    page.wait_for(
-        lambda: page.find_all("[data-field=device] option[value=satellite-kitchen]")
-    )
-    page.choose("[data-field=device]", "satellite-kitchen")
+    page.find("[data-filter=device] [data-value=satellite-kitchen]").click()
     page.wait_for(
         lambda: conversation_rows(page) == ["kitchen-weather"], what="kitchen only"
     )
-    page.choose("[data-field=device]", "")
+    page.find("[data-filter=device] [data-value='']").click()
     # Full-text search: an argument value finds it, a tool result does not.
     search = page.find("[data-field=query]")
     search.send_keys("utrecht\n")
@@ -439,13 +439,18 @@ def test_dark_mode_on_a_phone(
             what="a dark background",
         )
         assert background
-        # One column: the transcript sits below the list, within the screen.
-        listing = page.find("[data-list=conversations]").rect
+        # One column: the transcript takes the screen, with a way back.
         detail = page.find("[data-detail=conversation]").rect
-        assert detail["y"] > listing["y"] + listing["height"] - 1
+        assert not page.find("[data-list=conversations]").is_displayed()
         assert driver.execute_script("return window.innerWidth") == PHONE_WIDTH
         assert detail["x"] + detail["width"] <= PHONE_WIDTH
         page.screenshot(artifacts / "phone-dark.png")
+        page.find("[data-detail=conversation] [data-action=back-to-list]").click()
+        page.wait_for(
+            lambda: page.find("[data-list=conversations]").is_displayed(),
+            what="the list again",
+        )
+        assert driver.current_url.endswith("/desktop-assistant/conversations")
 
 
 def luminance(css_color: str) -> float:
