@@ -13,14 +13,14 @@ export class Split {
     this.detail = h("div", { class: "card", "data-detail": name });
     this.element = h("div", { class: "split" }, this.list, this.detail);
     this.back = () =>
-      h("button", { class: "action back", "data-action": "back-to-list", onclick: () => panel.go(tab) }, panel.t("common.back"));
+      h("button", { class: "action", "data-action": "back-to-list", onclick: () => panel.go(tab) }, panel.t("common.back"));
     this.close();
   }
 
   // Shows an item in the detail, with the way back to the list on a phone.
   open(...children) {
     this.element.classList.add("opened");
-    fill(this.detail, h("div", { class: "toolbar" }, this.back()), children);
+    fill(this.detail, h("div", { class: "toolbar back-bar" }, this.back()), children);
   }
 
   // Nothing open: the hint, never an empty card.

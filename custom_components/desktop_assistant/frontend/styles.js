@@ -87,8 +87,8 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0; font-family
 .field input, .field select, .field textarea { font-size: 14px; }
 .hint { color: var(--secondary-text-color); padding: 8px 0; }
 .hint p { margin: 4px 0; }
-button.back { display: none; }
-.narrow button.back { display: inline-block; }
+.back-bar { display: none; }
+.narrow .back-bar { display: flex; }
 .narrow .split.opened > :first-child { display: none; }
 .narrow .split:not(.opened) > [data-detail] { display: none; }
 table.runs { width: 100%; border-collapse: collapse; font-size: 13px; }
