@@ -17,7 +17,7 @@ from homeassistant.components.http import StaticPathConfig
 from homeassistant.core import HomeAssistant, callback
 import probatio as vol
 
-from .const import DOMAIN
+from .const import DOMAIN, PANEL_URL_PATH
 from .jobs import websocket as jobs_websocket
 from .jobs.runs import interrupted_runs
 from .memory.pages import PAGE_KINDS
@@ -28,7 +28,6 @@ from .store import StoreError
 from .tool_files import websocket as tools_websocket
 from .tool_files.runs import async_record_runs
 
-PANEL_URL_PATH = "desktop-assistant"
 PANEL_ELEMENT = "desktop-assistant-panel"
 STATIC_URL = "/desktop_assistant_static"
 FRONTEND = Path(__file__).parent / "frontend"

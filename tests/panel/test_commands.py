@@ -4,15 +4,31 @@ Fast checks of the contract the pages read, with hostile input; the pages
 themselves are tried in a browser in test_pages.py.
 """
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+from homeassistant.util import dt as dt_util
 import pytest
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-from custom_components.desktop_assistant.tool_files.runs import KEEP_RUNS
+from custom_components.desktop_assistant.jobs.runs import (
+    finish_run,
+    insert_run,
+    interrupted_runs,
+    list_runs,
+)
+from custom_components.desktop_assistant.store import MIGRATIONS
+from custom_components.desktop_assistant.store.store import connect
+from custom_components.desktop_assistant.tool_files.runs import (
+    KEEP_RUNS,
+    MAX_ARGUMENTS,
+    MAX_FIRST_LINE,
+)
 from tests.harness.agent import TEST_API, Agent
 from tests.harness.llama_server import MODEL_ID
 
@@ -249,3 +265,61 @@ async def test_members_are_refused(
     assert answer["error"]["code"] == "unauthorized"
     jobs = (await result(client, type=f"{DOMAIN}/jobs/list"))["jobs"]
     assert all(job["runs"] == [] for job in jobs if job["job"] == "retention")
+
+
+async def test_scheduled_retention_is_recorded(
+    hass: HomeAssistant, client: Any
+) -> None:
+    now = dt_util.now()
+    four = now.replace(hour=4, minute=0, second=0, microsecond=0)
+    async_fire_time_changed(hass, four if four > now else four + timedelta(days=1))
+    await hass.async_block_till_done()
+    jobs = (await result(client, type=f"{DOMAIN}/jobs/list"))["jobs"]
+    (retention,) = [job for job in jobs if job["job"] == "retention"]
+    (run,) = retention["runs"]
+    assert run["trigger"] == "schedule"
+    assert run["outcome"] == "ok"
+    assert run["summary"] == {"deleted": 0}
+
+
+def test_runs_left_running_by_a_kill_are_marked(tmp_path: Path) -> None:
+    connection = connect(tmp_path / "assistant.db", MIGRATIONS)
+    run = insert_run(connection, "retention", "schedule")
+    interrupted_runs(connection)
+    (only,) = list_runs(connection, "retention")
+    assert only["outcome"] == "failed: interrupted"
+    finish_run(connection, run, "retention", duration=1.0, outcome="ok", summary={})
+    assert list_runs(connection, "retention")[0]["outcome"] == "ok"
+
+
+async def test_a_broken_file_links_to_the_tools_page(
+    hass: HomeAssistant, client: Any
+) -> None:
+    issues = ir.async_get(hass).issues
+    (issue,) = [
+        issue
+        for (domain, _), issue in issues.items()
+        if domain == DOMAIN and issue.translation_key == "invalid_tool_file"
+    ]
+    assert issue.learn_more_url == "/desktop-assistant/tools"
+
+
+async def test_the_profile_can_be_started(client: Any) -> None:
+    created = await result(client, type=f"{DOMAIN}/memory/profile/create")
+    again = await result(client, type=f"{DOMAIN}/memory/profile/create")
+    assert created == again
+    page = await result(
+        client, type=f"{DOMAIN}/memory/pages/get", page_id=created["page_id"]
+    )
+    assert page["type"] == "profile"
+
+
+async def test_a_huge_argument_is_kept_short_in_the_history(client: Any) -> None:
+    text = "x" * 100_000
+    answer = await result(
+        client, type=f"{DOMAIN}/tools/run", tool="echo", arguments={"text": text}
+    )
+    assert answer["result"].startswith("x")
+    (run,) = (await result(client, type=f"{DOMAIN}/tools/runs", tool="echo"))["runs"]
+    assert len(run["arguments"]) <= MAX_ARGUMENTS
+    assert len(run["first_line"]) <= MAX_FIRST_LINE

@@ -15,7 +15,7 @@ from selenium import webdriver
 
 from tests.harness.llama_server import LlamaServerStandIn
 
-from .browser import Page
+from .browser import PHONE_WIDTH, Page, luminance, phone
 from .conftest import StandInThread
 from .home_assistant import HomeAssistantProcess, Tokens
 
@@ -372,3 +372,43 @@ def test_large_texts_render_in_linear_time(
     # Were 16 s and 6.9 s; generous bounds for a loaded machine.
     assert timing["markdown"] < 3000, json.dumps(timing)
     assert timing["history"] < 3000, json.dumps(timing)
+
+
+def test_tools_on_a_phone_in_dark_mode(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    tools_folder: Path,
+    artifacts: Path,
+) -> None:
+    storage = admin_tokens.frontend_storage(home_assistant.base_url)
+    with phone(home_assistant.base_url, storage, dark=True) as page:
+        page.open("/desktop-assistant/tools/echo")
+        panel = page.find("desktop-assistant-panel")
+        page.wait_for(lambda: page.find("[data-field=tool-name]").text == "echo")
+        assert page.wait_for(
+            lambda: (
+                luminance(
+                    page.driver.execute_script(
+                        "return getComputedStyle(arguments[0]).backgroundColor", panel
+                    )
+                )
+                < 0.2
+            ),
+            what="a dark background",
+        )
+        # The tool takes the screen, nothing is wider than it, and Back leads to the list.
+        assert not page.find("[data-list=tools]").is_displayed()
+        widths = page.driver.execute_script(
+            "return [arguments[0].shadowRoot.querySelector('main').scrollWidth, innerWidth]",
+            panel,
+        )
+        assert widths[0] <= PHONE_WIDTH == widths[1]
+        page.screenshot(artifacts / "phone-tools-dark.png")
+        page.find("[data-detail=tool] [data-action=back-to-list]").click()
+        page.wait_for(lambda: page.find("[data-list=tools]").is_displayed())
+        assert page.find("[data-list=tools] [data-tool=echo]")
+
+        # The conversation filters wrap within the screen.
+        page.find("[data-tab=conversations]").click()
+        chips = page.find("[data-filter=device]").rect
+        assert chips["x"] + chips["width"] <= PHONE_WIDTH

@@ -10,12 +10,11 @@ from selenium import webdriver
 
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 
-from .browser import Page, chromium
+from .browser import PHONE_WIDTH, Page, luminance, phone
 from .home_assistant import HomeAssistantProcess, Tokens
 from .seed import FILLER
 
 PANEL_ITEM = "#sidebar-panel-desktop-assistant"
-PHONE_WIDTH = 390
 
 
 def open_page(
@@ -406,23 +405,9 @@ def test_dark_mode_on_a_phone(
     admin_tokens: Tokens,
     artifacts: Path,
 ) -> None:
-    with chromium() as driver:
-        # A phone's screen: headless windows are at least 500 pixels wide.
-        driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {
-                "width": PHONE_WIDTH,
-                "height": 844,
-                "deviceScaleFactor": 2,
-                "mobile": True,
-            },
-        )
-        page = Page(driver, home_assistant.base_url)
-        page.log_in(admin_tokens.frontend_storage(home_assistant.base_url))
-        driver.execute_script(
-            "localStorage.setItem('selectedTheme', arguments[0])",
-            '{"theme": "default", "dark": true}',
-        )
+    storage = admin_tokens.frontend_storage(home_assistant.base_url)
+    with phone(home_assistant.base_url, storage, dark=True) as page:
+        driver = page.driver
         page.open("/desktop-assistant")
         panel = page.find("desktop-assistant-panel")
         page.find("[data-list=conversations] li[data-conversation]").click()
@@ -451,11 +436,3 @@ def test_dark_mode_on_a_phone(
             what="the list again",
         )
         assert driver.current_url.endswith("/desktop-assistant/conversations")
-
-
-def luminance(css_color: str) -> float:
-    """Relative brightness, 0 to 1, of an `rgb(...)` colour."""
-    red, green, blue = (
-        int(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3]
-    )
-    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255

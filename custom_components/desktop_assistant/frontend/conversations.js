@@ -2,13 +2,13 @@
 // transcript opens at /conversations/<id> and is deleted after a question.
 import { formatTime } from "./api.js";
 import { confirmDialog, fill, h } from "./dom.js";
-import { Split, chips } from "./layout.js";
+import { Split, View, chips } from "./layout.js";
 
 const PAGE_SIZE = 25;
 
-export class ConversationsView {
+export class ConversationsView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.conversations = [];
     this.next = null;
     this.selected = null;
@@ -26,16 +26,11 @@ export class ConversationsView {
       onsearch: () => this.load(false),
     });
     this.filters = h("div", { class: "toolbar" });
-    this.error = h("div");
     this.list = h("ul", { class: "list", "data-list": "conversations" });
     this.more = h("button", { class: "action", "data-action": "more", onclick: () => this.load(true) }, t("conversations.older"));
     this.split = new Split(panel, "conversations", "conversation", t("conversations.hint"));
     fill(this.split.list, h("div", { class: "card" }, this.list, this.more));
     this.element = h("div", {}, this.error, h("div", { class: "toolbar" }, this.query), this.filters, this.split.element);
-  }
-
-  call(message) {
-    return this.panel.api.call(message, this.error);
   }
 
   async show(conversationId) {

@@ -3,25 +3,16 @@
 // at /jobs/<job>, its last 50 runs and *Run now*.
 import { formatSeconds, formatTime } from "./api.js";
 import { fill, h } from "./dom.js";
-import { Split } from "./layout.js";
+import { Split, View } from "./layout.js";
 
-export class JobsView {
+export class JobsView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.jobs = [];
-    this.error = h("div");
     this.list = h("ul", { class: "list", "data-list": "jobs" });
     this.split = new Split(panel, "jobs", "job", panel.t("jobs.hint"));
     fill(this.split.list, h("div", { class: "card" }, this.list));
     this.element = h("div", {}, this.error, this.split.element);
-  }
-
-  t(key, values) {
-    return this.panel.t(key, values);
-  }
-
-  call(message) {
-    return this.panel.api.call(message, this.error);
   }
 
   async show(job) {

@@ -50,3 +50,20 @@ export function chips(name, choices, chosen, onChoose) {
 export function field(label, control) {
   return h("label", { class: "field" }, label, control);
 }
+
+// What every view has: the panel, a place for error sentences, text and
+// commands. A view extends it and builds its own element.
+export class View {
+  constructor(panel) {
+    this.panel = panel;
+    this.error = h("div");
+  }
+
+  t(key, values) {
+    return this.panel.t(key, values);
+  }
+
+  call(message) {
+    return this.panel.api.call(message, this.error);
+  }
+}

@@ -4,16 +4,15 @@
 // rename, delete and restore. Page kinds come from the websocket API.
 import { formatTime } from "./api.js";
 import { confirmDialog, fill, h, renderDiff, renderMarkdown } from "./dom.js";
-import { Split, chips, field } from "./layout.js";
+import { Split, View, chips, field } from "./layout.js";
 
-export class MemoryView {
+export class MemoryView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.pages = [];
     this.deleted = [];
     this.current = null;
     const t = (key) => panel.t(key);
-    this.error = h("div");
     this.query = h("input", {
       type: "search",
       "data-field": "page-query",
@@ -29,14 +28,6 @@ export class MemoryView {
     this.detail = this.split.detail;
     fill(this.split.list, h("div", { class: "card" }, this.profile, this.list), this.deletedList);
     this.element = h("div", {}, this.error, h("div", { class: "toolbar" }, this.query, this.newButton), this.split.element);
-  }
-
-  t(key, values) {
-    return this.panel.t(key, values);
-  }
-
-  call(message) {
-    return this.panel.api.call(message, this.error);
   }
 
   showError(error) {

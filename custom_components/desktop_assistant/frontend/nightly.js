@@ -3,16 +3,15 @@
 // conversations it read) with a revert per page.
 import { formatSeconds, formatTime } from "./api.js";
 import { fill, h, renderDiff } from "./dom.js";
-import { Split } from "./layout.js";
+import { Split, View } from "./layout.js";
 
 // The summary's counts, in the order they are read out.
 const SUMMARY = ["conversations", "notes", "rewritten", "created", "merged", "dropped"];
 
-export class NightlyView {
+export class NightlyView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.reverted = new Set();
-    this.error = h("div");
     this.notice = h("div");
     this.runNow = h("button", { class: "action primary", "data-action": "run-now", onclick: () => this.start() }, panel.t("jobs.run_now"));
     this.list = h("ul", { class: "list", "data-list": "runs" });
@@ -26,14 +25,6 @@ export class NightlyView {
       h("div", { class: "toolbar" }, h("span", { style: "flex: 1" }, panel.t("nightly.about")), this.runNow),
       this.split.element,
     );
-  }
-
-  t(key, values) {
-    return this.panel.t(key, values);
-  }
-
-  call(message) {
-    return this.panel.api.call(message, this.error);
   }
 
   async show(runId) {

@@ -52,7 +52,14 @@ class DesktopAssistantPanel extends HTMLElement {
 
   // Strings and the describe answer first; everything again in a new language.
   async _load() {
-    if (!(await this.api.load(this._hass))) return;
+    try {
+      if (!(await this.api.load(this._hass))) return;
+    } catch (error) {
+      // No strings yet: the one sentence the panel can say without them; a
+      // reload of the page tries again.
+      fill(this.shadowRoot, h("style", {}, STYLE), h("main", {}, h("div", { class: "error-bar", role: "alert" }, error.message || String(error))));
+      return;
+    }
     this._views = {};
     this._shown = null;
     this._render();

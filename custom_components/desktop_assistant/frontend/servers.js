@@ -4,25 +4,16 @@
 // address is set.
 import { formatTime } from "./api.js";
 import { fill, h } from "./dom.js";
-import { Split } from "./layout.js";
+import { Split, View } from "./layout.js";
 
-export class ServersView {
+export class ServersView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.servers = [];
-    this.error = h("div");
     this.list = h("ul", { class: "list", "data-list": "servers" });
     this.split = new Split(panel, "servers", "server", panel.t("servers.hint"));
     fill(this.split.list, h("div", { class: "card" }, this.list));
     this.element = h("div", {}, this.error, this.split.element);
-  }
-
-  t(key, values) {
-    return this.panel.t(key, values);
-  }
-
-  call(message) {
-    return this.panel.api.call(message, this.error);
   }
 
   async show(entryId) {

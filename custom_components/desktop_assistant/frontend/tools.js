@@ -5,14 +5,13 @@
 // its last runs. *Reload tools* and *Install the example tools* are here.
 import { formatSeconds, formatTime } from "./api.js";
 import { fill, h } from "./dom.js";
-import { Split, field } from "./layout.js";
+import { Split, View, field } from "./layout.js";
 
-export class ToolsView {
+export class ToolsView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.listed = null;
     const t = (key) => panel.t(key);
-    this.error = h("div");
     this.notice = h("div");
     this.list = h("div", { "data-list": "tools" });
     this.split = new Split(panel, "tools", "tool", t("tools.hint"));
@@ -31,14 +30,6 @@ export class ToolsView {
       ),
       this.split.element,
     );
-  }
-
-  t(key, values) {
-    return this.panel.t(key, values);
-  }
-
-  call(message) {
-    return this.panel.api.call(message, this.error);
   }
 
   async show(name) {
