@@ -100,7 +100,11 @@ def test_conversations_list_filter_search_open_delete(
     )
     search.clear()
     search.send_keys("\n")
-    page.find("[data-conversation=kitchen-weather]").click()
+    page.wait_for(lambda: len(conversation_rows(page)) == 25, what="all again")
+    page.wait_for(
+        lambda: page.find("[data-conversation=kitchen-weather]").click() or True,
+        what="a click on the kitchen conversation",
+    )
 
     detail = page.find("[data-detail=conversation] [data-entry=tool_call]")
     assert "desktop_assistant__weather" in detail.text
