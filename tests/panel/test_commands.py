@@ -29,8 +29,8 @@ from custom_components.desktop_assistant.tool_files.runs import (
     MAX_ARGUMENTS,
     MAX_FIRST_LINE,
 )
-from tests.harness.agent import TEST_API, Agent
-from tests.harness.llama_server import MODEL_ID
+from tests.harness.agent import API_KEY, TEST_API, Agent
+from tests.harness.llama_server import MODEL_ID, text_reply
 
 SECRET = "hunter2-secret-value"
 ECHO = """
@@ -323,3 +323,19 @@ async def test_a_huge_argument_is_kept_short_in_the_history(client: Any) -> None
     (run,) = (await result(client, type=f"{DOMAIN}/tools/runs", tool="echo"))["runs"]
     assert len(run["arguments"]) <= MAX_ARGUMENTS
     assert len(run["first_line"]) <= MAX_FIRST_LINE
+
+
+async def test_servers_list_reads_the_health_of_the_failover_runtime(
+    client: Any, agent: Agent
+) -> None:
+    """Needs the failover branch: `entry.runtime_data` a `ServerRuntime` with `health`."""
+    if getattr(agent.entry.runtime_data, "health", None) is None:
+        pytest.skip("the entry's runtime has no health yet (the failover branch)")
+    agent.server.script = [text_reply("It is sunny.")]
+    await agent.ask("How is the weather?")
+    (server,) = (await result(client, type=f"{DOMAIN}/servers/list"))["servers"]
+    assert server["reachable"] is True
+    assert server["since"]
+    assert server["slots"] == agent.server.total_slots
+    assert server["timings"]["prompt_n"] is not None
+    assert API_KEY not in str(server)

@@ -61,7 +61,9 @@ def open_panel(
 
 
 @pytest.fixture(scope="module")
-def tools_folder(home_assistant: HomeAssistantProcess, integration: str) -> Path:
+def tools_folder(
+    home_assistant: HomeAssistantProcess, integration: str, admin_tokens: Tokens
+) -> Path:
     """The config folder's tools: a changing tool, an echo, a broken file."""
     folder = home_assistant.config_dir / "desktop_assistant"
     (folder / "tools").mkdir(parents=True, exist_ok=True)
@@ -69,6 +71,7 @@ def tools_folder(home_assistant: HomeAssistantProcess, integration: str) -> Path
     (folder / "tools" / "shopping.toml").write_text(SHOPPING)
     (folder / "tools" / "echo.toml").write_text(ECHO)
     (folder / "tools" / "broken.toml").write_text(BROKEN)
+    websocket(home_assistant, admin_tokens, type="desktop_assistant/tools/reload")
     return folder
 
 
@@ -403,6 +406,13 @@ def test_tools_on_a_phone_in_dark_mode(
             panel,
         )
         assert widths[0] <= PHONE_WIDTH == widths[1]
+        # Every tab can be reached: the tabs scroll sideways.
+        servers_tab = page.find("[data-tab=servers]")
+        page.driver.execute_script("arguments[0].scrollIntoView()", servers_tab)
+        assert servers_tab.rect["x"] + servers_tab.rect["width"] <= PHONE_WIDTH + 1
+        page.driver.execute_script(
+            "arguments[0].scrollIntoView()", page.find("[data-tab=tools]")
+        )
         page.screenshot(artifacts / "phone-tools-dark.png")
         page.find("[data-detail=tool] [data-action=back-to-list]").click()
         page.wait_for(lambda: page.find("[data-list=tools]").is_displayed())

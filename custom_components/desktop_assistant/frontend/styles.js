@@ -20,11 +20,13 @@ header {
   border-bottom: 1px solid var(--app-header-border-bottom, transparent);
 }
 header .title { font-size: 20px; flex: 1; }
-nav.tabs { display: flex; gap: 4px; padding: 0 12px; border-bottom: 1px solid var(--divider-color); background: var(--app-header-background-color, var(--primary-color)); }
+nav.tabs { display: flex; gap: 4px; padding: 0 12px; overflow-x: auto; scrollbar-width: none; border-bottom: 1px solid var(--divider-color); background: var(--app-header-background-color, var(--primary-color)); }
 nav.tabs button {
   background: none; border: none; color: var(--app-header-text-color, var(--text-primary-color));
   opacity: 0.75; padding: 12px 16px; font: inherit; cursor: pointer; border-bottom: 2px solid transparent;
 }
+nav.tabs button { flex-shrink: 0; }
+@media (max-width: 600px) { nav.tabs { gap: 0; padding: 0 4px; } nav.tabs button { padding: 12px 10px; } }
 nav.tabs button.active { opacity: 1; border-bottom-color: currentColor; }
 main { padding: 16px; max-width: 1200px; margin: 0 auto; box-sizing: border-box; }
 .card {
