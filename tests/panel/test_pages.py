@@ -422,3 +422,35 @@ def test_tools_on_a_phone_in_dark_mode(
         page.find("[data-tab=conversations]").click()
         chips = page.find("[data-filter=device]").rect
         assert chips["x"] + chips["width"] <= PHONE_WIDTH
+
+
+def test_memory_editor_keeps_its_labels_and_history_names_authors(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    anouk = page_id(home_assistant, admin_tokens, "Anouk")
+    page = open_panel(
+        browser, home_assistant, admin_tokens, f"/desktop-assistant/memory/{anouk}"
+    )
+    page.find("[data-detail=page] [data-action=edit]").click()
+    # Filled fields keep their labels; the kind is a row of buttons.
+    labels = [field.text.split("\n")[0] for field in page.find_all(".field")]
+    assert labels[:4] == ["Name", "Kind", "Other names", "Text"]
+    assert page.attributes("[data-filter=type] [aria-pressed=true]", "data-value") == [
+        "person"
+    ]
+    kinds = page.attributes("[data-filter=type] button", "data-value")
+    assert kinds == ["person", "place", "project", "thing", "other"]
+    page.find("[data-filter=type] [data-value=place]").click()
+    assert page.attributes("[data-filter=type] [aria-pressed=true]", "data-value") == [
+        "place"
+    ]
+    page.find("[data-detail=page] [data-action=cancel]").click()
+
+    # The history says who wrote each version in words, never a bare "person".
+    page.find("[data-detail=page] [data-action=history]").click()
+    authors = [each.text for each in page.find_all("[data-field=author]")]
+    assert authors
+    assert all(author not in {"person", "remember", "nightly"} for author in authors)
