@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from selenium import webdriver
 
+from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
 from tests.harness.llama_server import LlamaServerStandIn
 
-from .browser import PHONE_WIDTH, Page, luminance, phone
 from .conftest import StandInThread
 from .home_assistant import HomeAssistantProcess, Tokens
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from selenium import webdriver
 
+from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 
-from .browser import PHONE_WIDTH, Page, luminance, phone
 from .home_assistant import HomeAssistantProcess, Tokens
 from .seed import FILLER
 
