@@ -4,6 +4,7 @@ Fast checks of the contract the pages read, with hostile input; the pages
 themselves are tried in a browser in test_pages.py.
 """
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -267,6 +268,12 @@ async def test_members_are_refused(
     assert all(job["runs"] == [] for job in jobs if job["job"] == "retention")
 
 
+async def retention_runs(client: Any) -> list[dict[str, Any]]:
+    jobs = (await result(client, type=f"{DOMAIN}/jobs/list"))["jobs"]
+    (retention,) = [job for job in jobs if job["job"] == "retention"]
+    return retention["runs"]
+
+
 async def test_scheduled_retention_is_recorded(
     hass: HomeAssistant, client: Any
 ) -> None:
@@ -274,9 +281,13 @@ async def test_scheduled_retention_is_recorded(
     four = now.replace(hour=4, minute=0, second=0, microsecond=0)
     async_fire_time_changed(hass, four if four > now else four + timedelta(days=1))
     await hass.async_block_till_done()
-    jobs = (await result(client, type=f"{DOMAIN}/jobs/list"))["jobs"]
-    (retention,) = [job for job in jobs if job["job"] == "retention"]
-    (run,) = retention["runs"]
+    # The run's end is written on the store's thread: wait for it (bounded).
+    for _ in range(200):
+        runs = await retention_runs(client)
+        if runs and runs[0]["outcome"] != "running":
+            break
+        await asyncio.sleep(0.05)
+    (run,) = runs
     assert run["trigger"] == "schedule"
     assert run["outcome"] == "ok"
     assert run["summary"] == {"deleted": 0}

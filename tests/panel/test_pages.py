@@ -4,11 +4,9 @@ One Home Assistant for the module (see conftest.py); each test opens the
 panel as an administrator.
 """
 
-import asyncio
 from collections.abc import Iterator
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from selenium import webdriver
@@ -17,6 +15,7 @@ from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
 from tests.harness.llama_server import LlamaServerStandIn
 
 from .conftest import StandInThread
+from .helpers import open_page, websocket
 from .home_assistant import HomeAssistantProcess, Tokens
 
 SECRET = "shop-token-7f3a9c"
@@ -41,21 +40,14 @@ description = "What to say."
 BROKEN = 'description = "No command"\ncommnd = ["echo"]\n'
 
 
-def websocket(
-    home_assistant: HomeAssistantProcess, tokens: Tokens, **command: Any
-) -> Any:
-    return asyncio.run(home_assistant.websocket(tokens.access_token, command))[0]
-
-
 def open_panel(
     driver: webdriver.Chrome,
     home_assistant: HomeAssistantProcess,
     tokens: Tokens,
     path: str = "/desktop-assistant",
 ) -> Page:
-    page = Page(driver, home_assistant.base_url)
-    page.log_in(tokens.frontend_storage(home_assistant.base_url))
-    page.open(path)
+    """The panel at a path, once its tabs are drawn."""
+    page = open_page(driver, home_assistant, tokens, path)
     page.find("nav.tabs button[data-tab]")
     return page
 

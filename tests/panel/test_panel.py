@@ -1,6 +1,5 @@
 """The Assistant panel in a real browser against a real Home Assistant."""
 
-import asyncio
 import json
 from pathlib import Path
 import time
@@ -11,22 +10,11 @@ from selenium import webdriver
 from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 
+from .helpers import open_page, websocket
 from .home_assistant import HomeAssistantProcess, Tokens
 from .seed import FILLER
 
 PANEL_ITEM = "#sidebar-panel-desktop-assistant"
-
-
-def open_page(
-    driver: webdriver.Chrome,
-    home_assistant: HomeAssistantProcess,
-    tokens: Tokens,
-    path: str,
-) -> Page:
-    page = Page(driver, home_assistant.base_url)
-    page.log_in(tokens.frontend_storage(home_assistant.base_url))
-    page.open(path)
-    return page
 
 
 def test_panel_for_admin_only(
@@ -145,12 +133,6 @@ def test_conversations_list_filter_search_open_delete(
         conversation_id="film-night",
     )
     assert gone["error"]["code"] == "not_found"
-
-
-def websocket(
-    home_assistant: HomeAssistantProcess, tokens: Tokens, **command: Any
-) -> Any:
-    return asyncio.run(home_assistant.websocket(tokens.access_token, command))[0]
 
 
 def page_named(home_assistant: HomeAssistantProcess, tokens: Tokens, name: str) -> Any:
