@@ -99,6 +99,10 @@ def test_conversations_list_filter_search_open_delete(
     assert '"place": "Utrecht"' in page.find("[data-field=arguments]").text
     assert "drizzle" in page.find("[data-field=result]").text
     assert "spoken" in page.find("[data-entry=user]").text
+    # Which agent answered, said in words (by its name while it exists).
+    assert page.find("[data-detail=conversation] [data-field=agent]").text.startswith(
+        "answered by "
+    )
     page.screenshot(artifacts / "conversations.png")
 
     # Someone deleted it elsewhere meanwhile: a sentence says so.

@@ -121,7 +121,9 @@ export class ConversationsView extends View {
       { class: "meta" },
       h("span", { class: "badge" }, this.panel.api.label("conversations", conversation.channel)),
       conversation.device_name ? h("span", { class: "badge" }, conversation.device_name) : null,
-      conversation.agent_id ? h("span", { class: "badge", "data-field": "agent" }, this.agentName(conversation.agent_id)) : null,
+      conversation.agent_id
+        ? h("span", { class: "badge", "data-field": "agent" }, this.panel.t("conversations.answered_by", { name: this.agentName(conversation.agent_id) }))
+        : null,
       formatTime(conversation.started_at, this.panel.language),
     );
   }

@@ -122,7 +122,7 @@ class DesktopAssistantPanel extends HTMLElement {
 
   // Goes to a tab (and an item of it) as a link would: a new history entry.
   go(tab, item = null) {
-    const prefix = (this._route && this._route.prefix) || `/${this.getAttribute("url-path") || "desktop-assistant"}`;
+    const prefix = (this._route && this._route.prefix) || "/desktop-assistant";
     const path = item === null || item === undefined ? `/${tab}` : `/${tab}/${encodeURIComponent(item)}`;
     if (location.pathname !== prefix + path) {
       history.pushState(null, "", prefix + path);
