@@ -38,6 +38,10 @@ type = "string"
 description = "What to say."
 """
 BROKEN = 'description = "No command"\ncommnd = ["echo"]\n'
+HOSTILE = """\
+description = "<img src=x onerror='window.hostileRan = true'> **not bold**"
+command = ["echo", "<script>window.hostileRan = true</script>"]
+"""
 
 
 def open_panel(
@@ -63,6 +67,7 @@ def tools_folder(
     (folder / "tools" / "shopping.toml").write_text(SHOPPING)
     (folder / "tools" / "echo.toml").write_text(ECHO)
     (folder / "tools" / "broken.toml").write_text(BROKEN)
+    (folder / "tools" / "hostile.toml").write_text(HOSTILE)
     websocket(home_assistant, admin_tokens, type="desktop_assistant/tools/reload")
     return folder
 
@@ -90,6 +95,13 @@ def test_tools_page_install_try_it_and_history(
     assert "commnd" in broken or "command" in broken
     assert page.find("[data-group=memory] [data-tool]")
     assert page.find("[data-group=assist]")
+    # Markup in a tool file and in its answer stays text.
+    assert "<img src=x" in page.find("[data-tool=hostile]").text
+    page.find("[data-tool=hostile]").click()
+    page.find("[data-field=try] [data-action=try]").click()
+    assert "<script>" in page.find("[data-field=answer] [data-field=result]").text
+    assert page.find_all("[data-detail=tool] img, [data-list=tools] img") == []
+    assert browser.execute_script("return window.hostileRan === undefined")
     page.screenshot(artifacts / "tools.png")
 
     # Try `now`: its answer shows, and the run is in its history.
