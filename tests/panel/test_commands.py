@@ -31,7 +31,7 @@ from custom_components.desktop_assistant.tool_files.runs import (
     MAX_FIRST_LINE,
 )
 from tests.harness.agent import API_KEY, TEST_API, Agent
-from tests.harness.llama_server import MODEL_ID, text_reply
+from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 
 SECRET = "hunter2-secret-value"
 ECHO = """
@@ -350,3 +350,22 @@ async def test_servers_list_reads_the_health_of_the_failover_runtime(
     assert server["slots"] == agent.server.total_slots
     assert server["timings"]["prompt_n"] is not None
     assert API_KEY not in str(server)
+
+
+async def test_an_agents_tool_call_is_in_the_history(client: Any, agent: Agent) -> None:
+    agent.server.script = [
+        tool_call_reply(
+            ("assist__desktop_assistant__echo", '{"text": "from the agent"}')
+        ),
+        text_reply("Done."),
+    ]
+    await agent.ask("Say from the agent")
+    runs = (await result(client, type=f"{DOMAIN}/tools/runs", tool="echo"))["runs"]
+    for _ in range(200):
+        if runs:
+            break
+        await asyncio.sleep(0.05)
+        runs = (await result(client, type=f"{DOMAIN}/tools/runs", tool="echo"))["runs"]
+    (run,) = runs
+    assert run["first_line"] == "from the agent"
+    assert run["outcome"] == "ok"
