@@ -7,6 +7,8 @@ from homeassistant.helpers import llm
 
 DOMAIN: Final = "desktop_assistant"
 DEFAULT_NAME: Final = "llama-server"
+# The Assistant panel's path: /desktop-assistant/<tab>/<item> opens an item.
+PANEL_URL_PATH: Final = "desktop-assistant"
 
 DEFAULT_URL: Final = "http://localhost:8181/v1"
 # How long checking a server (GET /models) may take before it counts as a timeout.

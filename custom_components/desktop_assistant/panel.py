@@ -1,28 +1,87 @@
-"""The Assistant sidebar panel: a JavaScript module served from frontend/."""
+"""The Assistant sidebar panel: JavaScript modules served from frontend/, and its commands.
 
+The panel learns what it may not hard-code from `desktop_assistant/panel/describe`:
+the page kinds and the error codes of the websocket API (each has a
+sentence under `panel.errors` in the translations). Its text comes from the
+`panel` section of the translations, through Home Assistant's translation
+API, in the language of the person's profile.
+"""
+
+import contextlib
 import hashlib
 from pathlib import Path
+from typing import Any, Final
 
-from homeassistant.components import panel_custom
+from homeassistant.components import panel_custom, websocket_api
 from homeassistant.components.http import StaticPathConfig
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, callback
+import probatio as vol
 
-PANEL_URL_PATH = "desktop-assistant"
+from .const import DOMAIN, PANEL_URL_PATH
+from .jobs import websocket as jobs_websocket
+from .jobs.runs import interrupted_runs
+from .memory.pages import PAGE_KINDS
+from .memory.profile import websocket_create_profile
+from .runtime import DATA_STORE, DATA_TOOLS
+from .server import websocket as servers_websocket
+from .store import StoreError
+from .tool_files import websocket as tools_websocket
+from .tool_files.runs import async_record_runs
+
 PANEL_ELEMENT = "desktop-assistant-panel"
 STATIC_URL = "/desktop_assistant_static"
 FRONTEND = Path(__file__).parent / "frontend"
 MODULE = FRONTEND / "panel.js"
+# Every code a command of the panel answers with a sentence for.
+ERROR_CODES: Final = (
+    websocket_api.ERR_NOT_FOUND,
+    "in_progress",
+    "unavailable",
+    "changed",
+    "name_taken",
+    "tombstoned",
+    "confirmation",
+    "deleted",
+    "profile",
+    "invalid_name",
+    "invalid_type",
+    "edited_since",
+    *tools_websocket.ERROR_CODES,
+)
+
+
+@websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/panel/describe"})
+@websocket_api.require_admin
+@callback
+def websocket_describe(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """What the panel reads from the Python side instead of a list of its own."""
+    connection.send_result(
+        msg["id"], {"page_kinds": list(PAGE_KINDS), "error_codes": list(ERROR_CODES)}
+    )
 
 
 async def async_register_panel(hass: HomeAssistant) -> None:
     """Add the panel to the sidebar of administrators, where there is a frontend."""
+    websocket_api.async_register_command(hass, websocket_describe)
+    websocket_api.async_register_command(hass, websocket_create_profile)
+    tools_websocket.async_register_commands(hass)
+    jobs_websocket.async_register_commands(hass)
+    servers_websocket.async_register_commands(hass)
+    store = hass.data[DATA_STORE]
+    async_record_runs(hass, hass.data[DATA_TOOLS], store)
+    if store.available:
+        # A fault is reported by the store.
+        with contextlib.suppress(StoreError):
+            await store.async_run(interrupted_runs)
     if "frontend" not in hass.config.components:
         return
     await hass.http.async_register_static_paths(
         [StaticPathConfig(STATIC_URL, str(FRONTEND), cache_headers=False)]
     )
-    # The module's hash in its URL: a browser never runs an old panel after an update.
-    digest = await hass.async_add_executor_job(_module_digest)
+    # The modules' hash in the URL: a browser never runs an old panel after an update.
+    digest = await hass.async_add_executor_job(_modules_digest)
     await panel_custom.async_register_panel(
         hass,
         frontend_url_path=PANEL_URL_PATH,
@@ -34,5 +93,8 @@ async def async_register_panel(hass: HomeAssistant) -> None:
     )
 
 
-def _module_digest() -> str:
-    return hashlib.sha256(MODULE.read_bytes()).hexdigest()[:12]
+def _modules_digest() -> str:
+    digest = hashlib.sha256()
+    for module in sorted(FRONTEND.glob("*.js")):
+        digest.update(module.read_bytes())
+    return digest.hexdigest()[:12]

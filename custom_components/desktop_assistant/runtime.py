@@ -55,3 +55,5 @@ DATA_CONFIRMATIONS: HassKey[Confirmations] = HassKey(f"{DOMAIN}_confirmations")
 DATA_STICKY: HassKey[dict[str, str]] = HassKey(f"{DOMAIN}_sticky_servers")
 # Whether a conversation is talking to a llama-server now.
 DATA_ACTIVITY: HassKey[ServerActivity] = HassKey(f"{DOMAIN}_server_activity")
+# The jobs (jobs/) running now, by name.
+DATA_RUNNING_JOBS: HassKey[set[str]] = HassKey(f"{DOMAIN}_running_jobs")

@@ -9,9 +9,9 @@ import threading
 import pytest
 import pytest_socket
 
+from tests.harness.browser import Page, chromium
 from tests.harness.llama_server import LlamaServerStandIn
 
-from .browser import Page, chromium
 from .home_assistant import HomeAssistantProcess, Tokens, running
 from .seed import seed_record
 

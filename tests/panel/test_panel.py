@@ -1,6 +1,5 @@
 """The Assistant panel in a real browser against a real Home Assistant."""
 
-import asyncio
 import json
 from pathlib import Path
 import time
@@ -8,26 +7,14 @@ from typing import Any
 
 from selenium import webdriver
 
+from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 
-from .browser import Page, chromium
+from .helpers import open_page, websocket
 from .home_assistant import HomeAssistantProcess, Tokens
 from .seed import FILLER
 
 PANEL_ITEM = "#sidebar-panel-desktop-assistant"
-PHONE_WIDTH = 390
-
-
-def open_page(
-    driver: webdriver.Chrome,
-    home_assistant: HomeAssistantProcess,
-    tokens: Tokens,
-    path: str,
-) -> Page:
-    page = Page(driver, home_assistant.base_url)
-    page.log_in(tokens.frontend_storage(home_assistant.base_url))
-    page.open(path)
-    return page
 
 
 def test_panel_for_admin_only(
@@ -72,21 +59,21 @@ def test_conversations_list_filter_search_open_delete(
         lambda: len(conversation_rows(page)) == FILLER + 2, what="the second page"
     )
 
-    # Channel filter; paging keeps it.
-    page.choose("[data-field=channel]", "voice")
+    # Channel filter (buttons, not a native select); paging keeps it.
+    page.find("[data-filter=channel] [data-value=voice]").click()
     page.wait_for(
         lambda: conversation_rows(page) == ["kitchen-weather"], what="voice only"
     )
-    page.choose("[data-field=channel]", "")
+    assert page.attributes(
+        "[data-filter=channel] [aria-pressed=true]", "data-value"
+    ) == ["voice"]
+    page.find("[data-filter=channel] [data-value='']").click()
     # Device filter.
-    page.wait_for(
-        lambda: page.find_all("[data-field=device] option[value=satellite-kitchen]")
-    )
-    page.choose("[data-field=device]", "satellite-kitchen")
+    page.find("[data-filter=device] [data-value=satellite-kitchen]").click()
     page.wait_for(
         lambda: conversation_rows(page) == ["kitchen-weather"], what="kitchen only"
     )
-    page.choose("[data-field=device]", "")
+    page.find("[data-filter=device] [data-value='']").click()
     # Full-text search: an argument value finds it, a tool result does not.
     search = page.find("[data-field=query]")
     search.send_keys("utrecht\n")
@@ -101,13 +88,21 @@ def test_conversations_list_filter_search_open_delete(
     )
     search.clear()
     search.send_keys("\n")
-    page.find("[data-conversation=kitchen-weather]").click()
+    page.wait_for(lambda: len(conversation_rows(page)) == 25, what="all again")
+    page.wait_for(
+        lambda: page.find("[data-conversation=kitchen-weather]").click() or True,
+        what="a click on the kitchen conversation",
+    )
 
     detail = page.find("[data-detail=conversation] [data-entry=tool_call]")
     assert "desktop_assistant__weather" in detail.text
     assert '"place": "Utrecht"' in page.find("[data-field=arguments]").text
     assert "drizzle" in page.find("[data-field=result]").text
     assert "spoken" in page.find("[data-entry=user]").text
+    # Which agent answered, said in words (by its name while it exists).
+    assert page.find("[data-detail=conversation] [data-field=agent]").text.startswith(
+        "answered by "
+    )
     page.screenshot(artifacts / "conversations.png")
 
     # Someone deleted it elsewhere meanwhile: a sentence says so.
@@ -142,12 +137,6 @@ def test_conversations_list_filter_search_open_delete(
         conversation_id="film-night",
     )
     assert gone["error"]["code"] == "not_found"
-
-
-def websocket(
-    home_assistant: HomeAssistantProcess, tokens: Tokens, **command: Any
-) -> Any:
-    return asyncio.run(home_assistant.websocket(tokens.access_token, command))[0]
 
 
 def page_named(home_assistant: HomeAssistantProcess, tokens: Tokens, name: str) -> Any:
@@ -406,23 +395,9 @@ def test_dark_mode_on_a_phone(
     admin_tokens: Tokens,
     artifacts: Path,
 ) -> None:
-    with chromium() as driver:
-        # A phone's screen: headless windows are at least 500 pixels wide.
-        driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {
-                "width": PHONE_WIDTH,
-                "height": 844,
-                "deviceScaleFactor": 2,
-                "mobile": True,
-            },
-        )
-        page = Page(driver, home_assistant.base_url)
-        page.log_in(admin_tokens.frontend_storage(home_assistant.base_url))
-        driver.execute_script(
-            "localStorage.setItem('selectedTheme', arguments[0])",
-            '{"theme": "default", "dark": true}',
-        )
+    storage = admin_tokens.frontend_storage(home_assistant.base_url)
+    with phone(home_assistant.base_url, storage, dark=True) as page:
+        driver = page.driver
         page.open("/desktop-assistant")
         panel = page.find("desktop-assistant-panel")
         page.find("[data-list=conversations] li[data-conversation]").click()
@@ -439,18 +414,15 @@ def test_dark_mode_on_a_phone(
             what="a dark background",
         )
         assert background
-        # One column: the transcript sits below the list, within the screen.
-        listing = page.find("[data-list=conversations]").rect
+        # One column: the transcript takes the screen, with a way back.
         detail = page.find("[data-detail=conversation]").rect
-        assert detail["y"] > listing["y"] + listing["height"] - 1
+        assert not page.find("[data-list=conversations]").is_displayed()
         assert driver.execute_script("return window.innerWidth") == PHONE_WIDTH
         assert detail["x"] + detail["width"] <= PHONE_WIDTH
         page.screenshot(artifacts / "phone-dark.png")
-
-
-def luminance(css_color: str) -> float:
-    """Relative brightness, 0 to 1, of an `rgb(...)` colour."""
-    red, green, blue = (
-        int(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3]
-    )
-    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+        page.find("[data-detail=conversation] [data-action=back-to-list]").click()
+        page.wait_for(
+            lambda: page.find("[data-list=conversations]").is_displayed(),
+            what="the list again",
+        )
+        assert driver.current_url.endswith("/desktop-assistant/conversations")

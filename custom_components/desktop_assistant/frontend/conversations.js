@@ -1,84 +1,84 @@
-// Conversations: the record, newest first, filtered and searched, each
-// transcript in a side panel, deleted after a confirmation.
-import { confirmDialog, errorSentence, fill, formatTime, h } from "./dom.js";
+// Conversations: the record, newest first, filtered and searched; a
+// transcript opens at /conversations/<id> and is deleted after a question.
+import { formatTime } from "./api.js";
+import { confirmDialog, fill, h } from "./dom.js";
+import { Split, View, chips } from "./layout.js";
 
 const PAGE_SIZE = 25;
 
-export class ConversationsView {
+export class ConversationsView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.conversations = [];
     this.next = null;
     this.selected = null;
-    this.channel = h(
-      "select",
-      { "data-field": "channel", onchange: () => this.refresh() },
-      h("option", { value: "" }, "All channels"),
-      h("option", { value: "voice" }, "Voice"),
-      h("option", { value: "text" }, "Text"),
-    );
-    this.device = h("select", { "data-field": "device", onchange: () => this.refresh() });
+    this.loaded = false;
+    this.channel = "";
+    this.device = "";
+    this.devices = [];
+    const t = (key) => panel.t(key);
     this.query = h("input", {
       type: "search",
       "data-field": "query",
-      placeholder: "Search what was said",
-      onkeydown: (event) => event.key === "Enter" && this.refresh(),
-      onsearch: () => this.refresh(),
+      placeholder: t("conversations.search"),
+      "aria-label": t("conversations.search"),
+      onkeydown: (event) => event.key === "Enter" && this.load(false),
+      onsearch: () => this.load(false),
     });
-    this.error = h("div");
+    this.filters = h("div", { class: "toolbar" });
     this.list = h("ul", { class: "list", "data-list": "conversations" });
-    this.more = h("button", { class: "action", "data-action": "more", onclick: () => this.load(true) }, "Show older");
-    this.detail = h("div", { class: "card", "data-detail": "conversation" });
-    this.element = h(
-      "div",
-      {},
-      this.error,
-      h("div", { class: "toolbar" }, this.query, this.channel, this.device),
-      h(
-        "div",
-        { class: "split" },
-        h("div", { class: "card" }, this.list, this.more),
-        this.detail,
+    this.more = h("button", { class: "action", "data-action": "more", onclick: () => this.load(true) }, t("conversations.older"));
+    this.split = new Split(panel, "conversations", "conversation", t("conversations.hint"));
+    fill(this.split.list, h("div", { class: "card" }, this.list, this.more));
+    this.element = h("div", {}, this.error, h("div", { class: "toolbar" }, this.query), this.filters, this.split.element);
+  }
+
+  async show(conversationId) {
+    if (!this.loaded) {
+      this.loaded = true;
+      await Promise.all([this.loadDevices(), this.load(false)]);
+    }
+    this.selected = conversationId;
+    this.renderList();
+    if (conversationId === null) this.split.close();
+    else await this.open(conversationId);
+  }
+
+  renderFilters() {
+    const t = (key) => this.panel.t(key);
+    fill(
+      this.filters,
+      chips(
+        "channel",
+        [["", t("conversations.all_channels")], ["voice", t("conversations.voice")], ["text", t("conversations.text")]],
+        this.channel,
+        (value) => this.filter("channel", value),
+      ),
+      chips(
+        "device",
+        [["", t("conversations.all_devices")], ...this.devices.map((device) => [device.device_id, device.device_name || device.device_id])],
+        this.device,
+        (value) => this.filter("device", value),
       ),
     );
   }
 
-  async call(message) {
-    fill(this.error);
-    try {
-      return await this.hass.callWS(message);
-    } catch (error) {
-      fill(this.error, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
-      throw error;
-    }
-  }
-
-  refresh() {
-    this.loadDevices();
+  filter(name, value) {
+    this[name] = value;
+    this.renderFilters();
     return this.load(false);
   }
 
   async loadDevices() {
-    const { devices } = await this.call({ type: "desktop_assistant/conversations/devices" });
-    const chosen = this.device.value;
-    fill(this.device, 
-      h("option", { value: "" }, "All devices"),
-      devices.map((device) =>
-        h("option", { value: device.device_id, selected: device.device_id === chosen }, device.device_name || device.device_id),
-      ),
-    );
-  }
-
-  filters() {
-    const message = { type: "desktop_assistant/conversations/list", limit: PAGE_SIZE };
-    if (this.channel.value) message.channel = this.channel.value;
-    if (this.device.value) message.device_id = this.device.value;
-    if (this.query.value.trim()) message.query = this.query.value.trim();
-    return message;
+    this.devices = (await this.call({ type: "conversations/devices" })).devices;
+    this.renderFilters();
   }
 
   async load(older) {
-    const message = this.filters();
+    const message = { type: "conversations/list", limit: PAGE_SIZE };
+    if (this.channel) message.channel = this.channel;
+    if (this.device) message.device_id = this.device;
+    if (this.query.value.trim()) message.query = this.query.value.trim();
     if (older && this.next) message.before = this.next;
     const answer = await this.call(message);
     this.conversations = older ? [...this.conversations, ...answer.conversations] : answer.conversations;
@@ -86,107 +86,109 @@ export class ConversationsView {
     this.renderList();
   }
 
+  // Which agent answered, by the name a person gave it.
+  agentName(agentId) {
+    const state = this.hass && this.hass.states[agentId];
+    return (state && state.attributes.friendly_name) || agentId;
+  }
+
   renderList() {
     this.more.hidden = !this.next;
     if (!this.conversations.length) {
-      fill(this.list, h("li", { class: "empty" }, "No conversations."));
+      fill(this.list, h("li", { class: "empty" }, this.panel.t("conversations.none")));
       return;
     }
-    fill(this.list, 
-      ...this.conversations.map((conversation) =>
+    fill(
+      this.list,
+      this.conversations.map((conversation) =>
         h(
           "li",
           {
             class: conversation.conversation_id === this.selected ? "selected" : "",
             "data-conversation": conversation.conversation_id,
-            onclick: () => this.open(conversation.conversation_id),
+            onclick: () => this.panel.go("conversations", conversation.conversation_id),
           },
-          h("div", {}, conversation.first_words || "(nothing said)"),
-          h(
-            "div",
-            { class: "meta" },
-            h("span", { class: "badge" }, conversation.channel),
-            conversation.device_name ? h("span", { class: "badge" }, conversation.device_name) : null,
-            formatTime(conversation.started_at),
-          ),
+          h("div", {}, conversation.first_words || this.panel.t("conversations.nothing_said")),
+          this.meta(conversation),
         ),
       ),
+    );
+  }
+
+  meta(conversation) {
+    return h(
+      "div",
+      { class: "meta" },
+      h("span", { class: "badge" }, this.panel.api.label("conversations", conversation.channel)),
+      conversation.device_name ? h("span", { class: "badge" }, conversation.device_name) : null,
+      conversation.agent_id
+        ? h("span", { class: "badge", "data-field": "agent" }, this.panel.t("conversations.answered_by", { name: this.agentName(conversation.agent_id) }))
+        : null,
+      formatTime(conversation.started_at, this.panel.language),
     );
   }
 
   async open(conversationId) {
-    this.selected = conversationId;
-    this.renderList();
-    const conversation = await this.call({ type: "desktop_assistant/conversations/get", conversation_id: conversationId });
-    fill(this.detail, 
+    const conversation = await this.call({ type: "conversations/get", conversation_id: conversationId });
+    this.split.open(
       h(
         "div",
         { class: "toolbar" },
-        h("strong", { style: "flex: 1" }, formatTime(conversation.started_at)),
-        h(
-          "button",
-          { class: "action danger", "data-action": "delete", onclick: () => this.remove(conversation) },
-          "Delete",
-        ),
+        h("strong", { style: "flex: 1" }, formatTime(conversation.started_at, this.panel.language)),
+        h("button", { class: "action danger", "data-action": "delete", onclick: () => this.remove(conversation) }, this.panel.t("common.delete")),
       ),
-      h(
-        "div",
-        { class: "meta" },
-        h("span", { class: "badge" }, conversation.channel),
-        conversation.device_name ? h("span", { class: "badge" }, conversation.device_name) : null,
-        conversation.agent_id,
-      ),
-      conversation.entries.map(renderEntry),
+      this.meta(conversation),
+      conversation.entries.map((entry) => this.renderEntry(entry)),
     );
-    // On a phone the detail sits below the list.
-    this.detail.scrollIntoView({ block: "nearest" });
   }
 
   async remove(conversation) {
+    const t = (key) => this.panel.t(key);
     const confirmed = await confirmDialog(this.panel.shadowRoot, {
-      title: "Delete this conversation?",
-      text: "Its transcript is removed from the record and from search. This cannot be undone.",
-      confirmLabel: "Delete",
+      title: t("conversations.delete_title"),
+      text: t("conversations.delete_text"),
+      confirmLabel: t("common.delete"),
+      cancelLabel: t("common.cancel"),
       danger: true,
     });
     if (!confirmed) return;
-    await this.call({ type: "desktop_assistant/conversations/delete", conversation_id: conversation.conversation_id });
-    this.selected = null;
-    fill(this.detail);
+    await this.call({ type: "conversations/delete", conversation_id: conversation.conversation_id });
     await this.load(false);
+    this.panel.go("conversations");
   }
-}
 
-function renderEntry(entry) {
-  const at = h("span", { class: "meta" }, " ", formatTime(entry.at));
-  switch (entry.kind) {
-    case "user":
-      return h(
-        "div",
-        { class: "entry user", "data-entry": "user" },
-        h("span", { class: "badge" }, entry.source === "speech" ? "spoken" : "typed"),
-        entry.text,
-        at,
-      );
-    case "assistant":
-      return h(
-        "div",
-        { class: "entry assistant", "data-entry": "assistant" },
-        entry.text,
-        entry.interrupted ? h("span", { class: "badge warning", "data-mark": "interrupted" }, "interrupted") : null,
-        at,
-      );
-    case "tool_call":
-      return h(
-        "div",
-        { class: "entry tool_call", "data-entry": "tool_call" },
-        h("strong", {}, entry.tool_name),
-        entry.error ? h("span", { class: "badge warning" }, "error") : null,
-        at,
-        h("pre", { "data-field": "arguments" }, JSON.stringify(entry.arguments, null, 2)),
-        h("pre", { "data-field": "result" }, entry.result ?? ""),
-      );
-    default:
-      return h("div", { class: "entry fault", "data-entry": "fault" }, entry.text || entry.fault, at);
+  renderEntry(entry) {
+    const t = (key) => this.panel.t(key);
+    const at = h("span", { class: "meta" }, " ", formatTime(entry.at, this.panel.language));
+    switch (entry.kind) {
+      case "user":
+        return h(
+          "div",
+          { class: "entry user", "data-entry": "user" },
+          h("span", { class: "badge" }, t(entry.source === "speech" ? "conversations.spoken" : "conversations.typed")),
+          entry.text,
+          at,
+        );
+      case "assistant":
+        return h(
+          "div",
+          { class: "entry assistant", "data-entry": "assistant" },
+          entry.text,
+          entry.interrupted ? h("span", { class: "badge warning", "data-mark": "interrupted" }, t("conversations.interrupted")) : null,
+          at,
+        );
+      case "tool_call":
+        return h(
+          "div",
+          { class: "entry tool_call", "data-entry": "tool_call" },
+          h("strong", {}, entry.tool_name),
+          entry.error ? h("span", { class: "badge warning" }, t("common.error")) : null,
+          at,
+          h("pre", { "data-field": "arguments" }, JSON.stringify(entry.arguments, null, 2)),
+          h("pre", { "data-field": "result" }, entry.result ?? ""),
+        );
+      default:
+        return h("div", { class: "entry fault", "data-entry": "fault" }, entry.text || entry.fault, at);
+    }
   }
 }

@@ -1,5 +1,5 @@
 // Building blocks of the panel: elements made from data (text is always
-// text, never HTML), a safe markdown renderer and a line diff.
+// text, never HTML), a safe markdown renderer, a line diff and a modal question.
 
 // An element with attributes, properties ("on..." are listeners) and children;
 // strings become text nodes, so nothing given here is ever parsed as HTML.
@@ -29,39 +29,69 @@ function append(element, children) {
   }
 }
 
-// A date and time (ISO text or seconds since the epoch) in the person's locale.
-export function formatTime(time) {
-  if (!time) return "";
-  return new Date(typeof time === "number" ? time * 1000 : time).toLocaleString(undefined, {
-    dateStyle: "medium",
-    timeStyle: "short",
-  });
+// A function that finds `needle` at or after a position, for positions that
+// only grow: each part of the text is searched once, so a scan stays linear.
+function finder(text, needle) {
+  let at = -2;
+  return (from) => {
+    if (at !== -1 && at < from) at = text.indexOf(needle, from);
+    return at;
+  };
 }
 
-// `[[Page]]` or `[[Page|label]]`.
-const LINK = /\[\[([^\]|\n]+)(?:\|([^\]\n]+))?\]\]/;
-const INLINE = new RegExp(
-  [LINK.source, "\\*\\*([^*\\n]+)\\*\\*", "\\*([^*\\n]+)\\*", "`([^`\\n]+)`"].join("|"),
-);
-
-// Inline markdown as nodes: links, bold, italic and code; the rest is text.
+// Inline markdown as nodes: `[[Page]]` and `[[Page|label]]` links, **bold**,
+// *italic* and `code`; the rest is text. One pass over the text, with no
+// pattern that can backtrack: a page of 100 kB of `[[` renders in linear time.
 function inline(text, renderLink) {
   const nodes = [];
-  let rest = text;
-  while (rest) {
-    const match = INLINE.exec(rest);
-    if (!match) {
-      nodes.push(rest);
-      break;
+  const closeLink = finder(text, "]]");
+  const bracket = finder(text, "]");
+  const star = finder(text, "*");
+  const tick = finder(text, "`");
+  let plain = 0;
+  let i = 0;
+  const mark = (node, next) => {
+    if (i > plain) nodes.push(text.slice(plain, i));
+    nodes.push(node);
+    i = plain = next;
+  };
+  while (i < text.length) {
+    const char = text[i];
+    if (char === "[" && text[i + 1] === "[") {
+      const close = closeLink(i + 2);
+      // A link holds no `]`: the first one after `[[` must start its `]]`.
+      if (close > i + 2 && bracket(i + 2) === close) {
+        const body = text.slice(i + 2, close);
+        const bar = body.indexOf("|");
+        const target = bar === -1 ? body : body.slice(0, bar);
+        const label = bar === -1 ? body : body.slice(bar + 1);
+        if (target && label) {
+          mark(renderLink(target.trim(), label.trim()), close + 2);
+          continue;
+        }
+      }
+    } else if (char === "*" && text[i + 1] === "*") {
+      const end = star(i + 2);
+      if (end > i + 2 && text[end + 1] === "*") {
+        mark(h("strong", {}, text.slice(i + 2, end)), end + 2);
+        continue;
+      }
+    } else if (char === "*") {
+      const end = star(i + 1);
+      if (end > i + 1) {
+        mark(h("em", {}, text.slice(i + 1, end)), end + 1);
+        continue;
+      }
+    } else if (char === "`") {
+      const end = tick(i + 1);
+      if (end > i + 1) {
+        mark(h("code", {}, text.slice(i + 1, end)), end + 1);
+        continue;
+      }
     }
-    if (match.index) nodes.push(rest.slice(0, match.index));
-    const [, target, label, bold, italic, code] = match;
-    if (target !== undefined) nodes.push(renderLink(target.trim(), (label || target).trim()));
-    else if (bold !== undefined) nodes.push(h("strong", {}, bold));
-    else if (italic !== undefined) nodes.push(h("em", {}, italic));
-    else nodes.push(h("code", {}, code));
-    rest = rest.slice(match.index + match[0].length);
+    i++;
   }
+  if (plain < text.length) nodes.push(text.slice(plain));
   return nodes;
 }
 
@@ -101,40 +131,85 @@ export function renderMarkdown(text, renderLink) {
   return root;
 }
 
-// The names `[[links]]` in a text point to.
-export function linkTargets(text) {
-  const global = new RegExp(LINK.source, "g");
-  return [...(text || "").matchAll(global)].map((match) => match[1].trim());
-}
+// Differences beyond this many edits are shown as the old text removed and
+// the new one added: the work of a diff is bounded by size, never quadratic.
+export const MAX_EDITS = 1000;
 
 // The lines of `after` against `before`: [{kind: "same"|"added"|"removed", line}].
-export function lineDiff(before, after) {
+// The common start and end are trimmed, the middle compared with Myers's
+// algorithm (time and memory grow with the edits, not lines x lines).
+export function lineDiff(before, after, maxEdits = MAX_EDITS) {
   const a = (before || "").split("\n");
   const b = (after || "").split("\n");
-  // Longest common subsequence table, from the ends.
-  const lengths = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) {
-      lengths[i][j] =
-        a[i] === b[j] ? lengths[i + 1][j + 1] + 1 : Math.max(lengths[i + 1][j], lengths[i][j + 1]);
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  const oldMiddle = a.slice(start, endA);
+  const newMiddle = b.slice(start, endB);
+  const middle = myers(oldMiddle, newMiddle, maxEdits) || [
+    ...oldMiddle.map((line) => ({ kind: "removed", line })),
+    ...newMiddle.map((line) => ({ kind: "added", line })),
+  ];
+  return [
+    ...a.slice(0, start).map((line) => ({ kind: "same", line })),
+    ...middle,
+    ...a.slice(endA).map((line) => ({ kind: "same", line })),
+  ];
+}
+
+// The shortest edit script from `a` to `b`, or null past `maxEdits` edits.
+function myers(a, b, maxEdits) {
+  const n = a.length;
+  const m = b.length;
+  const max = Math.min(n + m, maxEdits);
+  const offset = max + 1;
+  const v = new Int32Array(2 * max + 3);
+  const trace = [];
+  for (let d = 0; d <= max; d++) {
+    trace.push(v.slice(offset - d - 1, offset + d + 2));
+    for (let k = -d; k <= d; k += 2) {
+      // Down (a line added) or right (a line removed): removals come first.
+      let x = k === -d || (k !== d && v[offset + k - 1] < v[offset + k + 1]) ? v[offset + k + 1] : v[offset + k - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x++;
+        y++;
+      }
+      v[offset + k] = x;
+      if (x >= n && y >= m) return backtrack(a, b, trace, d);
     }
   }
+  return null;
+}
+
+// Walks the recorded fronts back from the end: the edit script in order.
+function backtrack(a, b, trace, edits) {
   const lines = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) {
-      lines.push({ kind: "same", line: a[i] });
-      i++;
-      j++;
-    } else if (j < b.length && (i === a.length || lengths[i][j + 1] > lengths[i + 1][j])) {
-      // Where either order keeps the common lines, removals come first.
-      lines.push({ kind: "added", line: b[j++] });
-    } else {
-      lines.push({ kind: "removed", line: a[i++] });
+  let x = a.length;
+  let y = b.length;
+  for (let d = edits; d >= 0; d--) {
+    // trace[d] holds the front before step d, for k from -d-1 to d+1.
+    const front = (k) => trace[d][k + d + 1];
+    const k = x - y;
+    const down = k === -d || (k !== d && front(k - 1) < front(k + 1));
+    const previousK = down ? k + 1 : k - 1;
+    const previousX = d === 0 ? 0 : front(previousK);
+    const previousY = d === 0 ? 0 : previousX - previousK;
+    while (x > previousX && y > previousY) {
+      x--;
+      y--;
+      lines.push({ kind: "same", line: a[x] });
     }
+    if (d === 0) break;
+    if (down) lines.push({ kind: "added", line: b[--y] });
+    else lines.push({ kind: "removed", line: a[--x] });
   }
-  return lines;
+  return lines.reverse();
 }
 
 // A diff as a block of lines marked + and -.
@@ -153,31 +228,10 @@ export function renderDiff(before, after) {
   );
 }
 
-// What the person reads when a websocket command fails; nothing they typed
-// is touched by showing it.
-const ERROR_SENTENCES = {
-  not_found: "It is no longer there: somebody may have deleted it meanwhile.",
-  in_progress: "That is still going on. Try again when it has ended.",
-  changed: "This page changed since you opened it.",
-  name_taken: "Another page already has that name or alias.",
-  tombstoned: "That name belongs to a page deleted forever; the assistant will not reuse it.",
-  unavailable: "The assistant's database is not available right now.",
-  confirmation: "The name you typed is not the page's name.",
-  deleted: "That page is in Recently deleted: restore it first.",
-  profile: "The profile cannot be renamed or deleted.",
-  invalid_name: "That name cannot be used for a page.",
-  edited_since: "This page was edited after the run, so it was left alone: restore it from its history instead.",
-};
-
-export function errorSentence(error) {
-  const code = error && error.code;
-  return ERROR_SENTENCES[code] || (error && error.message) || String(error);
-}
-
 // A modal question in the panel; resolves true when confirmed (with
 // `typedName`, the text typed, and the confirm button stays off until that
 // exact text is typed).
-export function confirmDialog(root, { title, text, confirmLabel, danger = false, typedName }) {
+export function confirmDialog(root, { title, text, confirmLabel, cancelLabel, danger = false, typedName }) {
   return new Promise((resolve) => {
     const close = (answer) => {
       backdrop.remove();
@@ -216,7 +270,7 @@ export function confirmDialog(root, { title, text, confirmLabel, danger = false,
         h(
           "div",
           { class: "buttons" },
-          h("button", { class: "action", "data-action": "cancel", onclick: () => close(false) }, "Cancel"),
+          h("button", { class: "action", "data-action": "cancel", onclick: () => close(false) }, cancelLabel),
           confirm,
         ),
       ),

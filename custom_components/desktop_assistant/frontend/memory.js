@@ -1,58 +1,52 @@
 // Memory: the profile pinned on top with its budget, the other pages, a page
-// rendered safely with its links and backlinks, editing that warns when the
-// page changed meanwhile, history with diffs, rename, delete and restore.
-import { confirmDialog, errorSentence, fill, formatTime, h, renderDiff, renderMarkdown } from "./dom.js";
+// (at /memory/<page id>) rendered safely with its links and backlinks,
+// editing that warns when the page changed meanwhile, history with diffs,
+// rename, delete and restore. Page kinds come from the websocket API.
+import { formatTime } from "./api.js";
+import { confirmDialog, fill, h, renderDiff, renderMarkdown } from "./dom.js";
+import { Split, View, chips, field } from "./layout.js";
 
-const TYPES = ["person", "place", "project", "thing", "other"];
-
-export class MemoryView {
+export class MemoryView extends View {
   constructor(panel) {
-    this.panel = panel;
+    super(panel);
     this.pages = [];
     this.deleted = [];
     this.current = null;
-    this.error = h("div");
+    const t = (key) => panel.t(key);
     this.query = h("input", {
       type: "search",
       "data-field": "page-query",
-      placeholder: "Find a page",
+      placeholder: t("memory.find"),
+      "aria-label": t("memory.find"),
       oninput: () => this.renderList(),
     });
-    this.newButton = h("button", { class: "action", "data-action": "new-page", onclick: () => this.editNew("") }, "New page");
+    this.newButton = h("button", { class: "action", "data-action": "new-page", onclick: () => this.editNew("") }, t("memory.new_page"));
     this.profile = h("div", { "data-profile": "" });
     this.list = h("ul", { class: "list", "data-list": "pages" });
     this.deletedList = h("div", { "data-list": "deleted" });
-    this.detail = h("div", { class: "card", "data-detail": "page" });
-    this.element = h(
-      "div",
-      {},
-      this.error,
-      h("div", { class: "toolbar" }, this.query, this.newButton),
-      h(
-        "div",
-        { class: "split" },
-        h("div", {}, h("div", { class: "card" }, this.profile, this.list), this.deletedList),
-        this.detail,
-      ),
-    );
-  }
-
-  async call(message) {
-    fill(this.error);
-    try {
-      return await this.hass.callWS(message);
-    } catch (error) {
-      this.showError(error);
-      throw error;
-    }
+    this.split = new Split(panel, "memory", "page", t("memory.hint"));
+    this.detail = this.split.detail;
+    fill(this.split.list, h("div", { class: "card" }, this.profile, this.list), this.deletedList);
+    this.element = h("div", {}, this.error, h("div", { class: "toolbar" }, this.query, this.newButton), this.split.element);
   }
 
   showError(error) {
-    fill(this.error, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
+    fill(this.error, h("div", { class: "error-bar", role: "alert" }, this.panel.api.errorSentence(error)));
+  }
+
+  async show(pageId) {
+    await this.refresh();
+    if (pageId === null) {
+      this.current = null;
+      this.renderList();
+      this.split.close();
+      return;
+    }
+    await this.open(Number(pageId));
   }
 
   async refresh() {
-    const answer = await this.call({ type: "desktop_assistant/memory/pages/list" });
+    const answer = await this.call({ type: "memory/pages/list" });
     this.pages = answer.pages;
     this.deleted = answer.deleted;
     this.usage = answer.profile;
@@ -61,84 +55,115 @@ export class MemoryView {
 
   renderList() {
     const profile = this.pages.find((page) => page.type === "profile");
-    const over = this.usage && this.usage.over_budget;
-    fill(this.profile, 
-      profile
-        ? h(
-            "div",
-            { class: "list" },
-            h(
-              "li",
-              { "data-page": profile.name, onclick: () => this.open(profile.page_id) },
-              h("strong", {}, "Profile"),
-              h(
-                "div",
-                { class: "meta", "data-field": "budget" },
-                h("span", { class: over ? "badge warning" : "badge" }, over ? "over budget" : "within budget"),
-                `${this.usage.used_tokens} of ${this.usage.budget_tokens} tokens`,
-              ),
-            ),
-          )
-        : null,
-    );
+    fill(this.profile, profile ? this.profileItem(profile) : this.noProfile());
     const words = this.query.value.trim().toLowerCase();
     const shown = this.pages.filter(
       (page) =>
         page.type !== "profile" &&
         (!words || [page.name, ...page.aliases, page.hint || ""].some((text) => text.toLowerCase().includes(words))),
     );
-    fill(this.list, 
-      ...(shown.length
+    fill(
+      this.list,
+      shown.length
         ? shown.map((page) =>
             h(
               "li",
               {
                 class: this.current && this.current.page_id === page.page_id ? "selected" : "",
                 "data-page": page.name,
-                onclick: () => this.open(page.page_id),
+                onclick: () => this.panel.go("memory", page.page_id),
               },
               h("div", {}, page.name),
               h(
                 "div",
                 { class: "meta" },
-                h("span", { class: "badge" }, page.type),
-                page.aliases.length ? `also: ${page.aliases.join(", ")}` : "",
+                h("span", { class: "badge" }, this.panel.api.label("kinds", page.type)),
+                page.aliases.length ? this.t("memory.also", { names: page.aliases.join(", ") }) : "",
               ),
             ),
           )
-        : [h("li", { class: "empty" }, "No pages.")]),
+        : h(
+            "li",
+            { class: "empty" },
+            h("p", {}, this.t(words ? "memory.no_match" : "memory.no_pages")),
+            words ? null : h("p", {}, this.t("memory.what_is_memory")),
+          ),
     );
-    fill(this.deletedList, 
-      this.deleted.length
-        ? h(
-            "div",
-            { class: "card" },
-            h("h3", {}, "Recently deleted"),
+    fill(this.deletedList, this.deleted.length ? this.deletedCard() : null);
+  }
+
+  profileItem(profile) {
+    const over = this.usage && this.usage.over_budget;
+    return h(
+      "ul",
+      { class: "list" },
+      h(
+        "li",
+        {
+          class: this.current && this.current.page_id === profile.page_id ? "selected" : "",
+          "data-page": profile.name,
+          onclick: () => this.panel.go("memory", profile.page_id),
+        },
+        h("strong", {}, this.t("memory.profile")),
+        h(
+          "div",
+          { class: "meta", "data-field": "budget" },
+          h("span", { class: over ? "badge warning" : "badge" }, this.t(over ? "memory.over_budget" : "memory.within_budget")),
+          this.t("memory.tokens", { used: this.usage.used_tokens, budget: this.usage.budget_tokens }),
+        ),
+      ),
+    );
+  }
+
+  // No profile yet: what it is for, and a way to start it.
+  noProfile() {
+    return h(
+      "div",
+      { class: "hint", "data-field": "no-profile" },
+      h("p", {}, this.t("memory.no_profile")),
+      h(
+        "button",
+        {
+          class: "action",
+          "data-action": "create-profile",
+          onclick: async () => {
+            const { page_id } = await this.call({ type: "memory/profile/create" });
+            this.panel.go("memory", page_id);
+          },
+        },
+        this.t("memory.create_profile"),
+      ),
+    );
+  }
+
+  deletedCard() {
+    return h(
+      "div",
+      { class: "card" },
+      h("h3", {}, this.t("memory.recently_deleted")),
+      h(
+        "ul",
+        { class: "list" },
+        this.deleted.map((page) =>
+          h(
+            "li",
+            { "data-deleted": page.name },
+            h("span", {}, page.name, " "),
+            h("button", { class: "action", "data-action": "restore", onclick: () => this.restore(page) }, this.t("memory.restore")),
+            " ",
             h(
-              "ul",
-              { class: "list" },
-              this.deleted.map((page) =>
-                h(
-                  "li",
-                  { "data-deleted": page.name },
-                  h("span", {}, page.name, " "),
-                  h("button", { class: "action", "data-action": "restore", onclick: () => this.restore(page) }, "Restore"),
-                  " ",
-                  h(
-                    "button",
-                    { class: "action danger", "data-action": "delete-forever", onclick: () => this.deleteForever(page) },
-                    "Delete forever",
-                  ),
-                ),
-              ),
+              "button",
+              { class: "action danger", "data-action": "delete-forever", onclick: () => this.deleteForever(page) },
+              this.t("memory.delete_forever"),
             ),
-          )
-        : null,
+          ),
+        ),
+      ),
     );
   }
 
   async open(pageId) {
-    this.current = await this.call({ type: "desktop_assistant/memory/pages/get", page_id: pageId });
+    this.current = await this.call({ type: "memory/pages/get", page_id: pageId });
     this.renderList();
     this.renderPage();
   }
@@ -151,76 +176,89 @@ export class MemoryView {
       {
         class: dangling ? "link dangling" : "link",
         "data-link": name,
-        title: dangling ? `No page "${name}" yet: create it` : name,
-        onclick: () => (dangling ? this.editNew(name) : this.open(target.page_id)),
+        title: dangling ? this.t("memory.dangling", { name }) : name,
+        onclick: () => (dangling ? this.editNew(name) : this.panel.go("memory", target.page_id)),
       },
       label,
     );
   }
 
+  pageName(page) {
+    return page.type === "profile" ? this.t("memory.profile") : page.name;
+  }
+
   renderPage() {
     const page = this.current;
     const isProfile = page.type === "profile";
-    fill(this.detail, 
+    const button = (action, run, label, danger) =>
+      h("button", { class: danger ? "action danger" : "action", "data-action": action, onclick: run }, this.t(label));
+    this.split.open(
       h(
         "div",
         { class: "toolbar" },
-        h("h2", { style: "flex: 1; margin: 0", "data-field": "page-name" }, isProfile ? "Profile" : page.name),
-        h("button", { class: "action", "data-action": "edit", onclick: () => this.edit() }, "Edit"),
-        h("button", { class: "action", "data-action": "history", onclick: () => this.history() }, "History"),
-        isProfile ? null : h("button", { class: "action", "data-action": "rename", onclick: () => this.rename() }, "Rename"),
-        isProfile ? null : h("button", { class: "action danger", "data-action": "delete", onclick: () => this.remove() }, "Delete"),
+        h("h2", { style: "flex: 1; margin: 0", "data-field": "page-name" }, this.pageName(page)),
+        button("edit", () => this.edit(), "memory.edit"),
+        button("history", () => this.history(), "memory.history"),
+        isProfile ? null : button("rename", () => this.rename(), "memory.rename"),
+        isProfile ? null : button("delete", () => this.remove(), "common.delete", true),
       ),
       h(
         "div",
         { class: "meta" },
-        h("span", { class: "badge" }, page.type),
-        page.aliases.length ? `also: ${page.aliases.join(", ")} · ` : "",
-        `updated ${formatTime(page.updated_at)}`,
+        h("span", { class: "badge" }, this.panel.api.label("kinds", page.type)),
+        page.aliases.length ? [this.t("memory.also", { names: page.aliases.join(", ") }), " · "] : "",
+        this.t("memory.updated", { when: formatTime(page.updated_at, this.panel.language) }),
       ),
       h("div", { "data-field": "page-text" }, renderMarkdown(page.text, (name, label) => this.link(name, label))),
       page.backlinks.length
         ? h(
             "div",
             { "data-field": "backlinks" },
-            h("h4", {}, "Linked from"),
+            h("h4", {}, this.t("memory.linked_from")),
             page.backlinks.map((back) =>
-              h("button", { class: "link", "data-backlink": back.name, onclick: () => this.open(back.page_id) }, back.name),
+              h("button", { class: "link", "data-backlink": back.name, onclick: () => this.panel.go("memory", back.page_id) }, back.name),
             ),
           )
         : null,
     );
-    // On a phone the page sits below the list.
-    this.detail.scrollIntoView({ block: "nearest" });
   }
 
   editor({ name, type, aliases, text, onSave, onCancel, nameEditable }) {
+    const isProfile = type === "profile";
     const nameInput = h("input", { type: "text", "data-field": "name", value: name, disabled: !nameEditable });
-    const typeSelect = h(
-      "select",
-      { "data-field": "type" },
-      TYPES.map((each) => h("option", { value: each, selected: each === type }, each)),
-    );
-    const aliasInput = h("input", { type: "text", "data-field": "aliases", value: aliases.join(", "), placeholder: "Other names, separated by commas" });
+    let chosenType = type;
+    const typeChoice = h("div", { "data-field": "type" });
+    const drawTypes = () =>
+      fill(
+        typeChoice,
+        chips("type", this.panel.api.pageKinds.map((each) => [each, this.panel.api.label("kinds", each)]), chosenType, (value) => {
+          chosenType = value;
+          drawTypes();
+        }),
+      );
+    drawTypes();
+    const aliasInput = h("input", { type: "text", "data-field": "aliases", value: aliases.join(", "), placeholder: this.t("memory.aliases_hint") });
     const textArea = h("textarea", { "data-field": "text" });
     textArea.value = text;
     const values = () => ({
       name: nameInput.value.trim(),
-      type: typeSelect.value,
+      type: chosenType,
       aliases: aliasInput.value.split(",").map((alias) => alias.trim()).filter(Boolean),
       text: textArea.value,
     });
     const notice = h("div");
-    fill(this.detail, 
+    this.split.open(
       notice,
-      h("div", { class: "toolbar" }, nameInput, type === "profile" ? null : typeSelect),
-      type === "profile" ? null : h("div", { class: "toolbar" }, aliasInput),
-      textArea,
+      isProfile
+        ? null
+        : h("div", { class: "toolbar" }, field(this.t("memory.name"), nameInput), h("div", { class: "field" }, this.t("memory.kind"), typeChoice)),
+      isProfile ? null : h("div", { class: "toolbar" }, field(this.t("memory.aliases"), aliasInput)),
+      field(this.t("memory.text"), textArea),
       h(
         "div",
         { class: "toolbar" },
-        h("button", { class: "action primary", "data-action": "save", onclick: () => onSave(values(), notice) }, "Save"),
-        h("button", { class: "action", "data-action": "cancel", onclick: onCancel }, "Cancel"),
+        h("button", { class: "action primary", "data-action": "save", onclick: () => onSave(values(), notice) }, this.t("common.save")),
+        h("button", { class: "action", "data-action": "cancel", onclick: onCancel }, this.t("common.cancel")),
       ),
     );
     textArea.focus();
@@ -233,17 +271,16 @@ export class MemoryView {
       aliases: [],
       text: "",
       nameEditable: true,
-      onCancel: () => (this.current ? this.renderPage() : fill(this.detail)),
+      onCancel: () => (this.current ? this.renderPage() : this.split.close()),
       onSave: async (values) => {
         const created = await this.call({
-          type: "desktop_assistant/memory/pages/create",
+          type: "memory/pages/create",
           name: values.name,
           page_type: values.type,
           aliases: values.aliases,
           text: values.text,
         });
-        await this.refresh();
-        await this.open(created.page_id);
+        this.panel.go("memory", created.page_id);
       },
     });
   }
@@ -263,7 +300,7 @@ export class MemoryView {
 
   async save(page, values, notice, overwrite) {
     const message = {
-      type: "desktop_assistant/memory/pages/update",
+      type: "memory/pages/update",
       page_id: page.page_id,
       base_revision: page.revision,
       text: values.text,
@@ -272,24 +309,26 @@ export class MemoryView {
     };
     if (page.type !== "profile") message.page_type = values.type;
     try {
-      await this.hass.callWS(message);
+      await this.panel.api.call(message);
     } catch (error) {
       if (error.code !== "changed") {
         this.showError(error);
         return;
       }
       // Someone else saved meanwhile: the person's text stays in the editor.
-      fill(notice, 
+      fill(
+        notice,
         h(
           "div",
           { class: "warning-bar", role: "alert", "data-warning": "changed" },
-          "This page changed since you opened it. ",
-          h("button", { class: "action", "data-action": "discard", onclick: () => this.open(page.page_id) }, "Discard mine"),
+          this.panel.api.errorSentence(error),
+          " ",
+          h("button", { class: "action", "data-action": "discard", onclick: () => this.open(page.page_id) }, this.t("memory.discard")),
           " ",
           h(
             "button",
             { class: "action danger", "data-action": "overwrite", onclick: () => this.save(page, values, notice, true) },
-            "Overwrite",
+            this.t("memory.overwrite"),
           ),
         ),
       );
@@ -299,15 +338,15 @@ export class MemoryView {
     await this.open(page.page_id);
   }
 
-  async history() {
+  history() {
     const page = this.current;
     const { revisions } = page;
-    fill(this.detail, 
+    this.split.open(
       h(
         "div",
         { class: "toolbar" },
-        h("h2", { style: "flex: 1; margin: 0" }, `History of ${page.type === "profile" ? "Profile" : page.name}`),
-        h("button", { class: "action", "data-action": "back", onclick: () => this.renderPage() }, "Back"),
+        h("h2", { style: "flex: 1; margin: 0" }, this.t("memory.history_of", { name: this.pageName(page) })),
+        h("button", { class: "action", "data-action": "back", onclick: () => this.renderPage() }, this.t("memory.back_to_page")),
       ),
       revisions.map((revision, index) =>
         h(
@@ -316,13 +355,19 @@ export class MemoryView {
           h(
             "div",
             { class: "toolbar" },
-            h("strong", { style: "flex: 1" }, `${formatTime(revision.at)} · ${revision.author}`),
+            h(
+              "strong",
+              { style: "flex: 1" },
+              formatTime(revision.at, this.panel.language),
+              " · ",
+              h("span", { "data-field": "author" }, this.panel.api.label("authors", revision.author)),
+            ),
             index === 0
-              ? h("span", { class: "badge" }, "current")
+              ? h("span", { class: "badge" }, this.t("memory.current"))
               : h(
                   "button",
                   { class: "action", "data-action": "restore-revision", onclick: () => this.restoreRevision(revision) },
-                  "Restore this version",
+                  this.t("memory.restore_version"),
                 ),
           ),
           renderDiff(revisions[index + 1] ? revisions[index + 1].text : "", revision.text),
@@ -333,7 +378,7 @@ export class MemoryView {
 
   async restoreRevision(revision) {
     await this.call({
-      type: "desktop_assistant/memory/pages/restore_revision",
+      type: "memory/pages/restore_revision",
       page_id: this.current.page_id,
       revision: revision.revision,
     });
@@ -341,36 +386,29 @@ export class MemoryView {
     await this.open(this.current.page_id);
   }
 
-  async rename() {
+  rename() {
     const page = this.current;
     const input = h("input", { type: "text", "data-field": "new-name", value: page.name });
     const notice = h("div");
-    fill(this.detail, 
+    const save = async () => {
+      try {
+        await this.panel.api.call({ type: "memory/pages/rename", page_id: page.page_id, name: input.value.trim() });
+      } catch (error) {
+        fill(notice, h("div", { class: "error-bar", role: "alert" }, this.panel.api.errorSentence(error)));
+        return;
+      }
+      await this.refresh();
+      await this.open(page.page_id);
+    };
+    this.split.open(
       notice,
-      h("p", {}, "The old name stays as an alias, so links to it keep working."),
+      h("p", {}, this.t("memory.rename_keeps_alias")),
       h(
         "div",
         { class: "toolbar" },
-        input,
-        h(
-          "button",
-          {
-            class: "action primary",
-            "data-action": "save-name",
-            onclick: async () => {
-              try {
-                await this.hass.callWS({ type: "desktop_assistant/memory/pages/rename", page_id: page.page_id, name: input.value.trim() });
-              } catch (error) {
-                fill(notice, h("div", { class: "error-bar", role: "alert" }, errorSentence(error)));
-                return;
-              }
-              await this.refresh();
-              await this.open(page.page_id);
-            },
-          },
-          "Rename",
-        ),
-        h("button", { class: "action", "data-action": "cancel", onclick: () => this.renderPage() }, "Cancel"),
+        field(this.t("memory.new_name"), input),
+        h("button", { class: "action primary", "data-action": "save-name", onclick: save }, this.t("memory.rename")),
+        h("button", { class: "action", "data-action": "cancel", onclick: () => this.renderPage() }, this.t("common.cancel")),
       ),
     );
     input.focus();
@@ -379,34 +417,36 @@ export class MemoryView {
   async remove() {
     const page = this.current;
     const confirmed = await confirmDialog(this.panel.shadowRoot, {
-      title: `Delete ${page.name}?`,
-      text: "It moves to Recently deleted, where you can restore it.",
-      confirmLabel: "Delete",
+      title: this.t("memory.delete_title", { name: page.name }),
+      text: this.t("memory.delete_text"),
+      confirmLabel: this.t("common.delete"),
+      cancelLabel: this.t("common.cancel"),
       danger: true,
     });
     if (!confirmed) return;
-    await this.call({ type: "desktop_assistant/memory/pages/delete", page_id: page.page_id });
+    await this.call({ type: "memory/pages/delete", page_id: page.page_id });
     this.current = null;
-    fill(this.detail);
     await this.refresh();
+    this.panel.go("memory");
   }
 
   async restore(page) {
-    await this.call({ type: "desktop_assistant/memory/pages/restore", page_id: page.page_id });
+    await this.call({ type: "memory/pages/restore", page_id: page.page_id });
+    this.panel.go("memory", page.page_id);
     await this.refresh();
-    await this.open(page.page_id);
   }
 
   async deleteForever(page) {
     const typed = await confirmDialog(this.panel.shadowRoot, {
-      title: `Delete ${page.name} forever?`,
-      text: `Its history goes too, links to it become plain text, and the assistant will never create a page of that name again. Type "${page.name}" to confirm.`,
-      confirmLabel: "Delete forever",
+      title: this.t("memory.delete_forever_title", { name: page.name }),
+      text: this.t("memory.delete_forever_text", { name: page.name }),
+      confirmLabel: this.t("memory.delete_forever"),
+      cancelLabel: this.t("common.cancel"),
       danger: true,
       typedName: page.name,
     });
     if (!typed) return;
-    await this.call({ type: "desktop_assistant/memory/pages/delete_forever", page_id: page.page_id, confirm: typed });
+    await this.call({ type: "memory/pages/delete_forever", page_id: page.page_id, confirm: typed });
     await this.refresh();
   }
 }

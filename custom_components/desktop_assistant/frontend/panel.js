@@ -1,116 +1,76 @@
-// The Assistant panel: conversations, memory and nightly runs, for
-// administrators, in Home Assistant's look (its theme variables).
+// The Assistant panel, for administrators, in Home Assistant's look. A shell
+// that follows the URL: Home Assistant gives it `route` ({prefix, path});
+// `/<tab>/<item>` under the panel's path shows a tab and opens an item, so
+// back and forward work, a reload keeps the view and a link from Repairs
+// or a notification opens it. The view contract is in README.md.
+import { Api } from "./api.js";
 import { ConversationsView } from "./conversations.js";
 import { fill, h } from "./dom.js";
+import { JobsView } from "./jobs.js";
 import { MemoryView } from "./memory.js";
 import { NightlyView } from "./nightly.js";
+import { ServersView } from "./servers.js";
+import { STYLE } from "./styles.js";
+import { ToolsView } from "./tools.js";
 
-const STYLE = `
-:host {
-  display: block;
-  min-height: 100vh;
-  background: var(--primary-background-color);
-  color: var(--primary-text-color);
-  font-family: var(--ha-font-family-body, Roboto, sans-serif);
-  font-size: 14px;
-}
-header {
-  display: flex;
-  align-items: center;
-  gap: 8px;
-  height: 56px;
-  padding: 0 12px;
-  background: var(--app-header-background-color, var(--primary-color));
-  color: var(--app-header-text-color, var(--text-primary-color));
-  border-bottom: 1px solid var(--app-header-border-bottom, transparent);
-}
-header .title { font-size: 20px; flex: 1; }
-nav.tabs { display: flex; gap: 4px; padding: 0 12px; border-bottom: 1px solid var(--divider-color); background: var(--app-header-background-color, var(--primary-color)); }
-nav.tabs button {
-  background: none; border: none; color: var(--app-header-text-color, var(--text-primary-color));
-  opacity: 0.75; padding: 12px 16px; font: inherit; cursor: pointer; border-bottom: 2px solid transparent;
-}
-nav.tabs button.active { opacity: 1; border-bottom-color: currentColor; }
-main { padding: 16px; max-width: 1200px; margin: 0 auto; box-sizing: border-box; }
-.card {
-  background: var(--card-background-color, var(--ha-card-background));
-  border-radius: var(--ha-card-border-radius, 12px);
-  box-shadow: var(--ha-card-box-shadow, none);
-  border: 1px solid var(--ha-card-border-color, var(--divider-color));
-  padding: 16px;
-  margin-bottom: 16px;
-}
-.toolbar { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-bottom: 12px; }
-input, select, textarea {
-  font: inherit; color: var(--primary-text-color);
-  background: var(--input-fill-color, var(--secondary-background-color));
-  border: 1px solid var(--divider-color); border-radius: 6px; padding: 8px;
-}
-textarea { width: 100%; box-sizing: border-box; min-height: 240px; font-family: var(--ha-font-family-code, monospace); }
-input[type=search] { flex: 1; min-width: 160px; }
-button.action {
-  font: inherit; cursor: pointer; border-radius: 18px; padding: 6px 14px;
-  border: 1px solid var(--primary-color); background: none; color: var(--primary-color);
-}
-button.action.primary { background: var(--primary-color); color: var(--text-primary-color); }
-button.action.danger { border-color: var(--error-color); color: var(--error-color); }
-button.action.danger.primary { background: var(--error-color); color: var(--text-primary-color); }
-button.action:disabled { opacity: 0.5; cursor: default; }
-button.link { background: none; border: none; padding: 0; font: inherit; color: var(--primary-color); cursor: pointer; text-decoration: underline; }
-button.link.dangling { color: var(--error-color); text-decoration-style: dashed; }
-.list { list-style: none; margin: 0; padding: 0; }
-.list li { padding: 10px 8px; border-bottom: 1px solid var(--divider-color); cursor: pointer; }
-.list li:hover, .list li.selected { background: var(--secondary-background-color); }
-.meta { color: var(--secondary-text-color); font-size: 12px; }
-.badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; background: var(--secondary-background-color); color: var(--secondary-text-color); margin-right: 4px; }
-.badge.warning { background: var(--warning-color); color: var(--text-primary-color); }
-.split { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: 16px; align-items: start; }
-.narrow .split { grid-template-columns: minmax(0, 1fr); }
-.error-bar { background: var(--error-color); color: var(--text-primary-color); padding: 8px 12px; border-radius: 6px; margin-bottom: 12px; }
-.warning-bar { border: 1px solid var(--warning-color); padding: 8px 12px; border-radius: 6px; margin-bottom: 12px; }
-.entry { margin: 8px 0; padding: 8px 12px; border-radius: 8px; white-space: pre-wrap; overflow-wrap: anywhere; }
-.entry.user { background: var(--secondary-background-color); }
-.entry.assistant { border-left: 3px solid var(--primary-color); }
-.entry.fault { border-left: 3px solid var(--error-color); color: var(--error-color); }
-.entry.tool_call { border-left: 3px solid var(--secondary-text-color); font-size: 13px; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0; font-family: var(--ha-font-family-code, monospace); font-size: 12px; }
-.markdown h3, .markdown h4, .markdown h5 { margin: 12px 0 4px; }
-.diff { font-family: var(--ha-font-family-code, monospace); font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
-.diff-line.added { background: rgba(67, 160, 71, 0.18); }
-.diff-line.removed { background: rgba(219, 68, 55, 0.18); }
-.modal-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,0.4); display: flex; align-items: center; justify-content: center; z-index: 10; }
-.modal { background: var(--card-background-color); color: var(--primary-text-color); border-radius: 12px; padding: 20px; width: min(440px, 92vw); box-sizing: border-box; }
-.modal .buttons { display: flex; justify-content: flex-end; gap: 8px; margin-top: 16px; }
-.empty { color: var(--secondary-text-color); padding: 16px 0; }
-`;
-
-const TABS = [
-  ["conversations", "Conversations", ConversationsView],
-  ["memory", "Memory", MemoryView],
-  ["nightly", "Nightly", NightlyView],
-];
+const VIEWS = {
+  conversations: ConversationsView,
+  memory: MemoryView,
+  nightly: NightlyView,
+  tools: ToolsView,
+  jobs: JobsView,
+  servers: ServersView,
+};
+const FIRST_TAB = "conversations";
 
 class DesktopAssistantPanel extends HTMLElement {
   constructor() {
     super();
     this.attachShadow({ mode: "open" });
-    this._tab = "conversations";
+    this.api = new Api();
     this._views = {};
+    this._shown = null;
   }
 
   set hass(hass) {
-    const first = !this._hass;
     this._hass = hass;
-    if (first) this._render();
-    for (const view of Object.values(this._views)) view.hass = hass;
     if (this._menuButton) this._menuButton.hass = hass;
+    for (const view of Object.values(this._views)) view.hass = hass;
+    this._load();
   }
 
   set narrow(narrow) {
-    this._narrow = narrow;
-    this.shadowRoot.host.classList.toggle("narrow", Boolean(narrow));
-    if (this._main) this._main.classList.toggle("narrow", Boolean(narrow));
+    this._narrow = Boolean(narrow);
+    if (this._main) this._main.classList.toggle("narrow", this._narrow);
     if (this._menuButton) this._menuButton.narrow = narrow;
+  }
+
+  set route(route) {
+    this._route = route;
+    if (this._main) this._follow();
+  }
+
+  // Strings and the describe answer first; everything again in a new language.
+  async _load() {
+    try {
+      if (!(await this.api.load(this._hass))) return;
+    } catch (error) {
+      // No strings yet: the one sentence the panel can say without them; a
+      // reload of the page tries again.
+      fill(this.shadowRoot, h("style", {}, STYLE), h("main", {}, h("div", { class: "error-bar", role: "alert" }, error.message || String(error))));
+      return;
+    }
+    this._views = {};
+    this._shown = null;
+    this._render();
+  }
+
+  t(key, values) {
+    return this.api.t(key, values);
+  }
+
+  get language() {
+    return this._hass && this._hass.language;
   }
 
   _render() {
@@ -119,42 +79,58 @@ class DesktopAssistantPanel extends HTMLElement {
     this._menuButton.narrow = this._narrow;
     this._tabs = h("nav", { class: "tabs", role: "tablist" });
     this._main = h("main", { class: this._narrow ? "narrow" : "" });
-    fill(this.shadowRoot, 
+    fill(
+      this.shadowRoot,
       h("style", {}, STYLE),
-      h("header", {}, this._menuButton, h("div", { class: "title" }, "Assistant")),
+      h("header", {}, this._menuButton, h("div", { class: "title" }, this.t("title"))),
       this._tabs,
       this._main,
     );
-    this._show(this._tab);
+    this._follow();
   }
 
-  _show(tab) {
-    this._tab = tab;
-    fill(this._tabs, 
-      ...TABS.map(([name, title]) =>
+  // The tab and item the URL names: `/memory/12` is page 12 of Memory.
+  _location() {
+    const path = (this._route && this._route.path) || "";
+    const [tab, ...rest] = path.split("/").filter(Boolean);
+    const item = rest.length ? decodeURIComponent(rest.join("/")) : null;
+    return VIEWS[tab] ? [tab, item] : [FIRST_TAB, null];
+  }
+
+  // `again`: a click on what is shown reads it afresh.
+  _follow(again = false) {
+    const [tab, item] = this._location();
+    const key = `${tab}/${item}`;
+    if (key === this._shown && !again) return;
+    this._shown = key;
+    fill(
+      this._tabs,
+      Object.keys(VIEWS).map((name) =>
         h(
           "button",
-          {
-            class: name === tab ? "active" : "",
-            role: "tab",
-            "data-tab": name,
-            onclick: () => this._show(name),
-          },
-          title,
+          { class: name === tab ? "active" : "", role: "tab", "data-tab": name, onclick: () => this.go(name) },
+          this.t(`tabs.${name}`),
         ),
       ),
     );
-    const [, , View] = TABS.find(([name]) => name === tab);
-    if (!this._views[tab]) this._views[tab] = new View(this);
-    this._views[tab].hass = this._hass;
-    fill(this._main, this._views[tab].element);
-    this._views[tab].refresh();
+    if (!this._views[tab]) this._views[tab] = new VIEWS[tab](this);
+    const view = this._views[tab];
+    view.hass = this._hass;
+    if (this._main.firstChild !== view.element) fill(this._main, view.element);
+    view.show(item).catch(() => {}); // the view has shown the error sentence
   }
 
-  // Another view asks to show something: ("memory", pageName) and so on.
-  navigate(tab, target) {
-    this._show(tab);
-    if (target !== undefined) this._views[tab].open(target);
+  // Goes to a tab (and an item of it) as a link would: a new history entry.
+  go(tab, item = null) {
+    const prefix = (this._route && this._route.prefix) || "/desktop-assistant";
+    const path = item === null || item === undefined ? `/${tab}` : `/${tab}/${encodeURIComponent(item)}`;
+    if (location.pathname !== prefix + path) {
+      history.pushState(null, "", prefix + path);
+      window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace: false } }));
+    }
+    // Home Assistant answers with a new `route`; until then the URL is followed here.
+    this._route = { prefix, path };
+    this._follow(true);
   }
 }
 

@@ -269,7 +269,8 @@ def create_page(
     return revise(connection, page_id, now, author, run=run, source=source)
 
 
-def _ensure_profile(connection: sqlite3.Connection, now: float) -> Page:
+def ensure_profile(connection: sqlite3.Connection, now: float) -> Page:
+    """Return the profile, created empty when it was never written."""
     if (page := profile_page(connection)) is not None:
         return page
     cursor = connection.execute(
@@ -303,7 +304,7 @@ def remember(
         raise MemoryError("invalid_name", "say which page the fact belongs to")
     line = note_line(day, fact)
     if fold_name(page_name) == PROFILE:
-        page = _ensure_profile(connection, now)
+        page = ensure_profile(connection, now)
     elif (found := find_page(connection, page_name)) is not None:
         page = found
     elif is_tombstoned(connection, page_name):

@@ -37,6 +37,7 @@ from ..const import (
     DEFAULT_RETENTION_DAYS,
     DOMAIN,
 )
+from ..jobs.runs import JOB_RETENTION, async_run_job
 from ..store import Store, StoreError
 from . import database
 from .models import Channel, ConversationStart, Entry, TurnWrite
@@ -278,7 +279,13 @@ class Record:
     async def _async_retention_job(self, now: datetime) -> None:
         if self.available:
             try:
-                await self.async_apply_retention()
+                await async_run_job(
+                    self.hass,
+                    JOB_RETENTION,
+                    "schedule",
+                    self.async_apply_retention,
+                    lambda deleted: {"deleted": deleted},
+                )
             except StoreError:
                 return  # reported by the store
 

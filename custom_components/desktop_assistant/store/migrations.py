@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import sqlite3
 from typing import Final
 
+from ..jobs.schema import JOB_RUNS_V5
 from ..memory.schema import MEMORY_V2
+from ..tool_files.schema import TOOL_RUNS_V4
 
 
 @dataclass(frozen=True)
@@ -91,4 +93,6 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "conversation record", RECORD_V1),
     Migration(2, "long-term memory", MEMORY_V2),
     Migration(3, "the server and model of each reply", ANSWERED_BY_V3),
+    Migration(4, "tool file runs", TOOL_RUNS_V4),
+    Migration(5, "job runs", JOB_RUNS_V5),
 )

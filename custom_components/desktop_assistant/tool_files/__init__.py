@@ -12,7 +12,7 @@ import re
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
-from ..const import CONFIG_FOLDER, DOMAIN
+from ..const import CONFIG_FOLDER, DOMAIN, PANEL_URL_PATH
 from ..runtime import DATA_TOOLS
 from ..tools import Problem, ToolFolder, ToolRegistry, load_folder
 from .examples import InstallReport, install_examples
@@ -105,6 +105,8 @@ def _update_issues(hass: HomeAssistant, problems: tuple[Problem, ...]) -> None:
             is_fixable=False,
             severity=ir.IssueSeverity.ERROR,
             translation_key="invalid_tool_file" if tool_file else "invalid_config_file",
+            # The panel's Tools page lists the file with its problems.
+            learn_more_url=f"/{PANEL_URL_PATH}/tools",
             translation_placeholders={
                 "file": file,
                 "problems": "; ".join(_describe(problem) for problem in by_file[file]),

@@ -6,7 +6,7 @@ own: `python -m custom_components.desktop_assistant.tools check DIR`.
 
 from .arguments import ArgumentError, parse_arguments
 from .loader import load_folder
-from .registry import ToolRegistry
+from .registry import ToolRegistry, ToolRun
 from .runner import build_argv, find_executable, run_tool
 from .spec import Param, Problem, ToolFolder, ToolSpec, camel_case
 
@@ -16,6 +16,7 @@ __all__ = [
     "Problem",
     "ToolFolder",
     "ToolRegistry",
+    "ToolRun",
     "ToolSpec",
     "build_argv",
     "camel_case",

@@ -2,7 +2,10 @@
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+import json
 import random
+import time
 from typing import Any
 
 from .arguments import ArgumentError, parse_arguments
@@ -12,6 +15,22 @@ from .spec import Problem, ToolFolder, ToolSpec
 
 # Tool processes running at once; more wait for a slot, within their timeout.
 MAX_RUNNING = 8
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    """One finished run of a tool, secrets already redacted."""
+
+    name: str
+    started_at: float
+    duration: float
+    arguments: str
+    result: str
+
+    @property
+    def failed(self) -> bool:
+        """Whether the tool answered an error (its own or the runner's)."""
+        return self.result.startswith("error:")
 
 
 class ToolRegistry:
@@ -26,6 +45,7 @@ class ToolRegistry:
         self._slots = asyncio.Semaphore(MAX_RUNNING)
         self._secrets: list[str] = []
         self._redactor = Redactor(folder.secrets)
+        self._run_listeners: list[Callable[[ToolRun], None]] = []
 
     @property
     def folder(self) -> ToolFolder:
@@ -47,6 +67,13 @@ class ToolRegistry:
             self._update_redactor()
 
         return remove
+
+    def add_run_listener(
+        self, listener: Callable[[ToolRun], None]
+    ) -> Callable[[], None]:
+        """Call `listener` after every run; return its removal."""
+        self._run_listeners.append(listener)
+        return lambda: self._run_listeners.remove(listener)
 
     def _update_redactor(self) -> None:
         self._redactor = Redactor([*self._folder.secrets, *self._secrets])
@@ -88,7 +115,24 @@ class ToolRegistry:
         No [env] value or API key is in the text: each becomes `***`.
         """
         redactor = self._redactor
-        return redactor.redact(await self._run(name, arguments, redactor))
+        started_at, started = time.time(), time.monotonic()
+        result = redactor.redact(await self._run(name, arguments, redactor))
+        if self._run_listeners and name in self._folder.tools:
+            shown = (
+                arguments
+                if isinstance(arguments, str)
+                else json.dumps(arguments, default=str)
+            )
+            run = ToolRun(
+                name,
+                started_at,
+                time.monotonic() - started,
+                redactor.redact(shown),
+                result,
+            )
+            for listener in self._run_listeners:
+                listener(run)
+        return result
 
     async def _run(
         self, name: str, arguments: str | Mapping[str, Any] | None, redactor: Redactor

@@ -20,6 +20,7 @@ from selenium.webdriver.remote.webelement import WebElement
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 WAIT = 20.0
+PHONE_WIDTH = 390
 
 # Finds the first element matching a CSS selector in the document or any
 # shadow root below it, and all of them with `all`.
@@ -136,3 +137,34 @@ class Page:
         """Save what the page shows now as a PNG."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.driver.save_screenshot(str(path))
+
+
+def luminance(css_color: str) -> float:
+    """Relative brightness, 0 to 1, of an `rgb(...)` colour."""
+    red, green, blue = (
+        int(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3]
+    )
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+
+
+@contextlib.contextmanager
+def phone(base_url: str, tokens: dict[str, Any], dark: bool) -> Iterator[Page]:
+    """A phone-sized headless Chromium, logged in, in the light or dark theme."""
+    with chromium() as driver:
+        # A phone's screen: headless windows are at least 500 pixels wide.
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {
+                "width": PHONE_WIDTH,
+                "height": 844,
+                "deviceScaleFactor": 2,
+                "mobile": True,
+            },
+        )
+        page = Page(driver, base_url)
+        page.log_in(tokens)
+        driver.execute_script(
+            "localStorage.setItem('selectedTheme', arguments[0])",
+            json.dumps({"theme": "default", "dark": dark}),
+        )
+        yield page

@@ -1,0 +1,69 @@
+// The list-and-detail layout every view shares: the detail shows a hint when
+// nothing is open; on a phone it replaces the list and has a way back.
+import { fill, h } from "./dom.js";
+
+export class Split {
+  // `tab` is the view's tab: Back goes to its list. `hint` is the text shown
+  // while nothing is open (a string or nodes).
+  constructor(panel, tab, name, hint) {
+    this.panel = panel;
+    this.hint = hint;
+    // The list column: the view fills it (a card, and what goes below it).
+    this.list = h("div", {});
+    this.detail = h("div", { class: "card", "data-detail": name });
+    this.element = h("div", { class: "split" }, this.list, this.detail);
+    this.back = () =>
+      h("button", { class: "action", "data-action": "back-to-list", onclick: () => panel.go(tab) }, panel.t("common.back"));
+    this.close();
+  }
+
+  // Shows an item in the detail, with the way back to the list on a phone.
+  open(...children) {
+    this.element.classList.add("opened");
+    fill(this.detail, h("div", { class: "toolbar back-bar" }, this.back()), children);
+  }
+
+  // Nothing open: the hint, never an empty card.
+  close() {
+    this.element.classList.remove("opened");
+    fill(this.detail, h("div", { class: "hint", "data-hint": "" }, this.hint));
+  }
+}
+
+// Buttons that choose one value, in place of a native select: they wrap on a
+// phone and take the theme's colours. `choices` is [[value, label], ...].
+export function chips(name, choices, chosen, onChoose) {
+  return h(
+    "div",
+    { class: "chips", role: "group", "data-filter": name },
+    choices.map(([value, label]) =>
+      h(
+        "button",
+        { "data-value": value, "aria-pressed": String(value === chosen), onclick: () => onChoose(value) },
+        label,
+      ),
+    ),
+  );
+}
+
+// A labelled form field: the label stays when the field is filled.
+export function field(label, control) {
+  return h("label", { class: "field" }, label, control);
+}
+
+// What every view has: the panel, a place for error sentences, text and
+// commands. A view extends it and builds its own element.
+export class View {
+  constructor(panel) {
+    this.panel = panel;
+    this.error = h("div");
+  }
+
+  t(key, values) {
+    return this.panel.t(key, values);
+  }
+
+  call(message) {
+    return this.panel.api.call(message, this.error);
+  }
+}

@@ -1,0 +1,102 @@
+// Servers: each llama-server entry, reachable or not and since when, its
+// model, slots and context size, the last question's timings, the agents that
+// ask it first or fall back to it; at /servers/<entry id>, *Wake* when a MAC
+// address is set.
+import { formatTime } from "./api.js";
+import { fill, h } from "./dom.js";
+import { Split, View } from "./layout.js";
+
+export class ServersView extends View {
+  constructor(panel) {
+    super(panel);
+    this.servers = [];
+    this.list = h("ul", { class: "list", "data-list": "servers" });
+    this.split = new Split(panel, "servers", "server", panel.t("servers.hint"));
+    fill(this.split.list, h("div", { class: "card" }, this.list));
+    this.element = h("div", {}, this.error, this.split.element);
+  }
+
+  async show(entryId) {
+    this.shown = entryId;
+    this.servers = (await this.call({ type: "servers/list" })).servers;
+    fill(
+      this.list,
+      this.servers.length
+        ? this.servers.map((server) =>
+            h(
+              "li",
+              {
+                "data-server": server.entry_id,
+                class: server.entry_id === entryId ? "selected" : "",
+                onclick: () => this.panel.go("servers", server.entry_id),
+              },
+              h("div", {}, h("strong", {}, server.title), " ", this.reachable(server)),
+              h("div", { class: "meta" }, server.url, server.model ? ` · ${server.model}` : ""),
+            ),
+          )
+        : h("li", { class: "empty" }, this.t("servers.none")),
+    );
+    if (entryId === null) this.split.close();
+    else this.open(entryId);
+  }
+
+  reachable(server) {
+    const since = server.since ? this.t("servers.since", { when: formatTime(server.since, this.panel.language) }) : "";
+    if (server.reachable === true) return h("span", { class: "badge ok", "data-field": "reachable", "data-reachable": "yes" }, this.t("servers.reachable"), since ? [" ", since] : null);
+    if (server.reachable === false) return h("span", { class: "badge error", "data-field": "reachable", "data-reachable": "no" }, this.t("servers.unreachable"), since ? [" ", since] : null);
+    return h("span", { class: "badge", "data-field": "reachable", "data-reachable": "unknown" }, this.t("servers.unknown"));
+  }
+
+  open(entryId) {
+    const server = this.servers.find((each) => each.entry_id === entryId);
+    if (!server) {
+      this.split.open(h("p", { class: "empty" }, this.t("servers.gone")));
+      return;
+    }
+    const t = (key, values) => this.t(key, values);
+    const result = h("div");
+    const fact = (label, value) => [h("dt", {}, t(label)), h("dd", {}, value ?? "—")];
+    const timings = server.timings;
+    this.split.open(
+      h(
+        "div",
+        { class: "toolbar" },
+        h("h2", { style: "flex: 1; margin: 0" }, server.title),
+        server.can_wake ? h("button", { class: "action", "data-action": "wake", onclick: () => this.wake(server, result) }, t("servers.wake")) : null,
+      ),
+      result,
+      h("div", {}, this.reachable(server)),
+      server.error ? h("div", { class: "meta problem" }, server.error) : null,
+      h(
+        "dl",
+        { class: "facts" },
+        fact("servers.url", server.url),
+        fact("servers.model", server.model),
+        fact("servers.slots", server.slots),
+        fact("servers.context", server.context),
+        fact(
+          "servers.last_question",
+          timings ? t("servers.timings", { prompt: timings.prompt_n ?? "—", cached: timings.cache_n ?? "—", speed: Math.round((timings.predicted_per_second ?? 0) * 10) / 10 }) : null,
+        ),
+      ),
+      h("h4", {}, t("servers.agents")),
+      server.agents.length
+        ? h(
+            "ul",
+            { class: "params", "data-list": "agents" },
+            server.agents.map((agent) => h("li", { "data-agent": agent.entity_id || agent.name }, agent.name, " ", h("span", { class: "badge" }, t(`servers.role.${agent.role}`)))),
+          )
+        : h("div", { class: "meta" }, t("servers.no_agents")),
+    );
+  }
+
+  async wake(server, result) {
+    try {
+      await this.panel.api.call({ type: "servers/wake", entry_id: server.entry_id });
+    } catch (error) {
+      fill(result, h("div", { class: "error-bar", role: "alert" }, this.panel.api.errorSentence(error)));
+      return;
+    }
+    fill(result, h("div", { class: "warning-bar", "data-notice": "woken" }, this.t("servers.woken")));
+  }
+}

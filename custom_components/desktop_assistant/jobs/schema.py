@@ -1,0 +1,21 @@
+"""The jobs' table in `assistant.db`: runs of scheduled work other than the nightly pass.
+
+The nightly pass keeps its own richer runs (memory's `nightly_runs`).
+"""
+
+from typing import Final
+
+# `outcome` is `running` until the run ends; `summary` is a JSON object
+# (retention: `{"deleted": n}`).
+JOB_RUNS_V5: Final = """
+CREATE TABLE job_runs (
+    id INTEGER PRIMARY KEY,
+    job TEXT NOT NULL,
+    trigger TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    duration REAL,
+    outcome TEXT NOT NULL,
+    summary TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX job_runs_by_job ON job_runs (job, id);
+"""

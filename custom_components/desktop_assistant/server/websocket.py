@@ -1,0 +1,154 @@
+"""Websocket commands (admin only) of the panel's Servers page.
+
+Each llama-server entry: reachable or not and since when, the model, its
+slots and context size (from `/props`), the last question's timings, which
+agents ask it first and which fall back to it; *Wake* where a MAC is set.
+Health is read from the entry's runtime data (`ServerRuntime.health`),
+never probed here. Errors: `not_found` (no such entry), `unavailable` (the
+entry cannot be woken: no MAC set).
+"""
+
+from datetime import datetime
+from typing import Any, Final
+
+from homeassistant.components import websocket_api
+from homeassistant.config_entries import ConfigEntry, ConfigEntryState
+from homeassistant.const import CONF_URL
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import entity_registry as er
+import probatio as vol
+
+from ..const import DOMAIN
+from .credentials import without_credentials
+
+PREFIX: Final = f"{DOMAIN}/servers"
+CONF_WAKE_MAC: Final = "wake_mac"
+CONF_FALLBACK_SERVERS: Final = "fallback_servers"
+SERVICE_WAKE_SERVER: Final = "wake_server"
+ERR_UNAVAILABLE: Final = "unavailable"
+TIMINGS: Final = ("prompt_n", "cache_n", "predicted_per_second")
+
+
+def agents_of(hass: HomeAssistant, entry: ConfigEntry) -> list[dict[str, Any]]:
+    """The agents asking this server first, then those falling back to it."""
+    registry = er.async_get(hass)
+    found = []
+    for other in hass.config_entries.async_entries(DOMAIN):
+        for subentry in other.subentries.values():
+            if subentry.subentry_type != "conversation":
+                continue
+            if other.entry_id == entry.entry_id:
+                role = "first"
+            elif entry.entry_id in (subentry.data.get(CONF_FALLBACK_SERVERS) or []):
+                role = "fallback"
+            else:
+                continue
+            entity_id = registry.async_get_entity_id(
+                "conversation", DOMAIN, subentry.subentry_id
+            )
+            found.append({"name": subentry.title, "entity_id": entity_id, "role": role})
+    return sorted(found, key=lambda agent: (agent["role"] != "first", agent["name"]))
+
+
+def stamp(moment: datetime | None) -> str | None:
+    """A moment as ISO text."""
+    return moment.isoformat() if moment else None
+
+
+def server_state(entry: ConfigEntry) -> dict[str, Any]:
+    """What the entry's health says; before it loads, only what its state says."""
+    health = getattr(getattr(entry, "runtime_data", None), "health", None)
+    if health is None:
+        reachable = {ConfigEntryState.LOADED: True, ConfigEntryState.SETUP_RETRY: False}
+        return {
+            "reachable": reachable.get(entry.state),
+            "since": None,
+            "model": None,
+            "slots": None,
+            "context": None,
+            "timings": None,
+            "error": None,
+        }
+    props = health.props or {}
+    timings = health.last_timings or {}
+    return {
+        "reachable": health.reachable,
+        "since": stamp(health.since),
+        "model": health.model,
+        "slots": props.get("total_slots"),
+        "context": (props.get("default_generation_settings") or {}).get("n_ctx"),
+        "timings": {key: timings.get(key) for key in TIMINGS} if timings else None,
+        "error": without_credentials(str(health.last_error))
+        if health.last_error
+        else None,
+    }
+
+
+def server(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Any]:
+    """One llama-server entry as the page shows it."""
+    return {
+        "entry_id": entry.entry_id,
+        "title": entry.title,
+        "url": without_credentials(entry.data.get(CONF_URL, "")),
+        "state": entry.state.value,
+        "can_wake": bool(entry.options.get(CONF_WAKE_MAC)),
+        "agents": agents_of(hass, entry),
+    } | server_state(entry)
+
+
+@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/list"})
+@websocket_api.require_admin
+@callback
+def websocket_list_servers(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """Every llama-server entry with its health."""
+    connection.send_result(
+        msg["id"],
+        {
+            "servers": [
+                server(hass, entry)
+                for entry in hass.config_entries.async_entries(DOMAIN)
+            ]
+        },
+    )
+
+
+@websocket_api.websocket_command(
+    {vol.Required("type"): f"{PREFIX}/wake", vol.Required("entry_id"): str}
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def websocket_wake_server(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """Send the entry's machine its magic packet, through the wake_server action."""
+    entry = hass.config_entries.async_get_entry(msg["entry_id"])
+    if entry is None or entry.domain != DOMAIN:
+        connection.send_error(msg["id"], websocket_api.ERR_NOT_FOUND, "No such server")
+        return
+    if not entry.options.get(CONF_WAKE_MAC) or not hass.services.has_service(
+        DOMAIN, SERVICE_WAKE_SERVER
+    ):
+        connection.send_error(msg["id"], ERR_UNAVAILABLE, "No MAC address is set")
+        return
+    try:
+        await hass.services.async_call(
+            DOMAIN,
+            SERVICE_WAKE_SERVER,
+            {"config_entry_id": entry.entry_id},
+            blocking=True,
+            context=connection.context(msg),
+        )
+    except HomeAssistantError as err:
+        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
+        return
+    connection.send_result(msg["id"], {})
+
+
+@callback
+def async_register_commands(hass: HomeAssistant) -> None:
+    """Register the Servers page's commands."""
+    websocket_api.async_register_command(hass, websocket_list_servers)
+    websocket_api.async_register_command(hass, websocket_wake_server)

@@ -1,0 +1,460 @@
+"""The Tools, Jobs and Servers pages, URLs, languages and large texts, in a real browser.
+
+One Home Assistant for the module (see conftest.py); each test opens the
+panel as an administrator.
+"""
+
+from collections.abc import Iterator
+import json
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+
+from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
+from tests.harness.llama_server import LlamaServerStandIn
+
+from .conftest import StandInThread
+from .helpers import open_page, websocket
+from .home_assistant import HomeAssistantProcess, Tokens
+
+SECRET = "shop-token-7f3a9c"
+CONFIG = f'[env]\nSHOP_TOKEN = "{SECRET}"\n'
+SHOPPING = """\
+description = "Put an item on the shopping list."
+command = ["echo", "added {item}"]
+changes = true
+[params.item]
+type = "string"
+description = "What to buy."
+[confirm]
+en = "Put {item} on the shopping list?"
+"""
+ECHO = """\
+description = "Say the text back."
+command = ["echo", "{text}"]
+[params.text]
+type = "string"
+description = "What to say."
+"""
+BROKEN = 'description = "No command"\ncommnd = ["echo"]\n'
+HOSTILE = """\
+description = "<img src=x onerror='window.hostileRan = true'> **not bold**"
+command = ["echo", "<script>window.hostileRan = true</script>"]
+"""
+
+
+def open_panel(
+    driver: webdriver.Chrome,
+    home_assistant: HomeAssistantProcess,
+    tokens: Tokens,
+    path: str = "/desktop-assistant",
+) -> Page:
+    """The panel at a path, once its tabs are drawn."""
+    page = open_page(driver, home_assistant, tokens, path)
+    page.find("nav.tabs button[data-tab]")
+    return page
+
+
+@pytest.fixture(scope="module")
+def tools_folder(
+    home_assistant: HomeAssistantProcess, integration: str, admin_tokens: Tokens
+) -> Path:
+    """The config folder's tools: a changing tool, an echo, a broken file."""
+    folder = home_assistant.config_dir / "desktop_assistant"
+    (folder / "tools").mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(CONFIG)
+    (folder / "tools" / "shopping.toml").write_text(SHOPPING)
+    (folder / "tools" / "echo.toml").write_text(ECHO)
+    (folder / "tools" / "broken.toml").write_text(BROKEN)
+    (folder / "tools" / "hostile.toml").write_text(HOSTILE)
+    websocket(home_assistant, admin_tokens, type="desktop_assistant/tools/reload")
+    return folder
+
+
+def test_tools_page_install_try_it_and_history(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    tools_folder: Path,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    page = open_panel(browser, home_assistant, admin_tokens, "/desktop-assistant/tools")
+    # The folder was written after start: Reload reads it, Install adds the examples.
+    page.find("[data-action=reload-tools]").click()
+    page.find("[data-notice=reloaded]")
+    page.find("[data-action=install-examples]").click()
+    notice = page.find("[data-notice=installed]").text
+    assert "already there" in notice  # config.toml was kept
+    page.find("[data-group=files] [data-tool=now]")
+    tools = page.attributes("[data-group=files] [data-tool]", "data-tool")
+    assert {"now", "weather", "calendar", "calendar_add", "shopping", "echo"} <= set(
+        tools
+    )
+    broken = page.find("[data-broken='tools/broken.toml']").text
+    assert "commnd" in broken or "command" in broken
+    assert page.find("[data-group=memory] [data-tool]")
+    assert page.find("[data-group=assist]")
+    # Markup in a tool file and in its answer stays text.
+    assert "<img src=x" in page.find("[data-tool=hostile]").text
+    page.find("[data-tool=hostile]").click()
+    page.find("[data-field=try] [data-action=try]").click()
+    assert "<script>" in page.find("[data-field=answer] [data-field=result]").text
+    assert page.find_all("[data-detail=tool] img, [data-list=tools] img") == []
+    assert browser.execute_script("return window.hostileRan === undefined")
+    page.screenshot(artifacts / "tools.png")
+
+    # Try `now`: its answer shows, and the run is in its history.
+    page.find("[data-group=files] [data-tool=now]").click()
+    page.wait_for(lambda: page.find("[data-field=tool-name]").text == "now")
+    page.find("[data-field=try] [data-action=try]").click()
+    answer = page.find("[data-field=answer] [data-field=result]").text
+    assert any(char.isdigit() for char in answer)
+    page.find("[data-list=tool-runs] [data-run]")
+
+    # A changing tool asks first; the second click runs it.
+    page.find("[data-group=files] [data-tool=shopping]").click()
+    page.wait_for(lambda: page.find("[data-field=tool-name]").text == "shopping")
+    page.find("[data-param=item]").send_keys(f"milk {SECRET}")
+    page.find("[data-field=try] [data-action=try]").click()
+    question = page.find("[data-warning=confirm]").text
+    assert "Put milk" in question
+    assert page.find_all("[data-list=tool-runs]") == []
+    page.find("[data-action=confirm-run]").click()
+    assert page.find("[data-field=answer] [data-field=result]").text == "added milk ***"
+    arguments = page.find("[data-list=tool-runs] [data-field=arguments]").text
+    assert SECRET not in arguments
+    assert "***" in arguments
+    assert SECRET not in page.find("[data-detail=tool]").text
+    page.screenshot(artifacts / "tools-try.png")
+
+    # A wrong argument is a sentence; what was typed stays, the next run works.
+    page.find("[data-group=files] [data-tool=calendar_add]").click()
+    page.wait_for(lambda: page.find("[data-field=tool-name]").text == "calendar_add")
+    page.find("[data-field=try] [data-action=try]").click()
+    page.find("[data-warning=confirm]")
+    assert page.find_all("[data-list=tool-runs]") == []
+
+
+def test_jobs_page_next_runs_and_run_now(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    page = open_panel(browser, home_assistant, admin_tokens, "/desktop-assistant/jobs")
+    assert page.find("[data-job=nightly] [data-field=next-run]").text
+    assert page.find("[data-job=retention] [data-field=next-run]").text
+    page.find("[data-job=retention]").click()
+    page.wait_for(
+        lambda: browser.current_url.endswith("/desktop-assistant/jobs/retention")
+    )
+    assert page.find("[data-detail=job] [data-field=schedule]").text
+    before = len(page.find_all("[data-list=job-runs] [data-run]"))
+    page.find("[data-action=run-job]").click()
+    page.wait_for(
+        lambda: len(page.find_all("[data-list=job-runs] [data-run]")) == before + 1,
+        what="the new run",
+    )
+    summary = page.find("[data-list=job-runs] [data-field=summary]").text
+    assert "conversations deleted" in summary
+    page.screenshot(artifacts / "jobs.png")
+
+    page.find("[data-job=nightly]").click()
+    page.find("[data-detail=job] [data-field=schedule]")
+    assert "03:00" in page.find("[data-detail=job] [data-field=schedule]").text
+
+
+@pytest.fixture
+def asleep_server(
+    home_assistant: HomeAssistantProcess, admin_tokens: Tokens
+) -> Iterator[str]:
+    """A second llama-server entry whose server went away after it was added."""
+    thread = StandInThread()
+    with thread as stand_in:
+        entry_id = add_server(home_assistant, admin_tokens, stand_in)
+    # The server is gone now: a reload finds it unreachable.
+    home_assistant.request(
+        "POST",
+        f"/api/config/config_entries/entry/{entry_id}/reload",
+        None,
+        admin_tokens.access_token,
+    )
+    yield entry_id
+
+
+def add_server(
+    home_assistant: HomeAssistantProcess, tokens: Tokens, stand_in: LlamaServerStandIn
+) -> str:
+    flow = home_assistant.request(
+        "POST",
+        "/api/config/config_entries/flow",
+        {"handler": "desktop_assistant", "show_advanced_options": False},
+        tokens.access_token,
+    )
+    result = home_assistant.request(
+        "POST",
+        f"/api/config/config_entries/flow/{flow['flow_id']}",
+        {"url": stand_in.url, "api_key": ""},
+        tokens.access_token,
+    )
+    assert result["type"] == "create_entry", result
+    return result["result"]["entry_id"]
+
+
+def test_servers_page_reachable_and_unreachable(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    asleep_server: str,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    page = open_panel(
+        browser, home_assistant, admin_tokens, "/desktop-assistant/servers"
+    )
+    up = page.find(f"[data-server='{integration}'] [data-field=reachable]")
+    assert up.get_attribute("data-reachable") == "yes"
+    down = page.wait_for(
+        lambda: (
+            page.find(
+                f"[data-server='{asleep_server}'] [data-field=reachable]"
+            ).get_attribute("data-reachable")
+            == "no"
+            or (page.find("[data-tab=servers]").click() and False)
+        ),
+        what="the unreachable server",
+    )
+    assert down
+    page.find(f"[data-server='{integration}']").click()
+    agents = page.find("[data-detail=server] [data-list=agents]").text
+    assert "asks it first" in agents
+    page.screenshot(artifacts / "servers.png")
+
+
+def test_the_panel_speaks_the_profile_language(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    websocket(
+        home_assistant,
+        admin_tokens,
+        type="frontend/set_user_data",
+        key="language",
+        value={
+            "language": "it",
+            "number_format": "language",
+            "time_format": "language",
+        },
+    )
+    try:
+        page = open_panel(
+            browser, home_assistant, admin_tokens, "/desktop-assistant/memory"
+        )
+        page.wait_for(
+            lambda: page.find("[data-tab=conversations]").text == "Conversazioni",
+            what="Italian tabs",
+        )
+        assert page.find("[data-tab=memory]").text == "Memoria"
+        assert "Scegli una pagina" in page.find("[data-detail=page] [data-hint]").text
+        page.screenshot(artifacts / "italian.png")
+    finally:
+        websocket(
+            home_assistant,
+            admin_tokens,
+            type="frontend/set_user_data",
+            key="language",
+            value={
+                "language": "en",
+                "number_format": "language",
+                "time_format": "language",
+            },
+        )
+
+
+def page_id(home_assistant: HomeAssistantProcess, tokens: Tokens, name: str) -> int:
+    listed = websocket(
+        home_assistant, tokens, type="desktop_assistant/memory/pages/list"
+    )
+    (found,) = [page["page_id"] for page in listed["pages"] if page["name"] == name]
+    return found
+
+
+def test_deep_links_back_forward_and_reload(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    sara = page_id(home_assistant, admin_tokens, "Sara")
+    page = open_panel(
+        browser, home_assistant, admin_tokens, f"/desktop-assistant/memory/{sara}"
+    )
+    page.wait_for(
+        lambda: page.find("[data-field=page-name]").text == "Sara", what="Sara"
+    )
+    # A reload keeps the view.
+    browser.refresh()
+    page.wait_for(
+        lambda: page.find("[data-field=page-name]").text == "Sara", what="Sara again"
+    )
+
+    page = open_panel(
+        browser,
+        home_assistant,
+        admin_tokens,
+        "/desktop-assistant/conversations/kitchen-weather",
+    )
+    page.find("[data-detail=conversation] [data-entry=tool_call]")
+    assert "selected" in page.find("[data-conversation=kitchen-weather]").get_attribute(
+        "class"
+    )
+
+    # From the list to a page and back.
+    page.find("[data-tab=memory]").click()
+    page.find("[data-detail=page] [data-hint]")
+    page.find("[data-list=pages] [data-page=Anouk]").click()
+    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Anouk")
+    assert browser.current_url.endswith(
+        f"/desktop-assistant/memory/{page_id(home_assistant, admin_tokens, 'Anouk')}"
+    )
+    browser.back()
+    page.wait_for(
+        lambda: page.find_all("[data-detail=page] [data-hint]"), what="the list"
+    )
+    assert browser.current_url.endswith("/desktop-assistant/memory")
+    browser.back()
+    page.find("[data-detail=conversation] [data-entry=tool_call]")
+    browser.forward()
+    page.find("[data-detail=page] [data-hint]")
+
+
+# The module's own code, timed in the browser on texts that used to freeze it.
+TIMING = """
+const [url, done] = [arguments[0], arguments[arguments.length - 1]];
+import(url).then((dom) => {
+  const links = "[[".repeat(50000);
+  const lines = Array.from({ length: 10000 }, (_, i) => `- 2026-11-${i % 28}: note ${i}`);
+  const changed = [...lines.slice(0, 5000), "- a new line", ...lines.slice(5001)].join("\\n");
+  let started = performance.now();
+  const rendered = dom.renderMarkdown(links, (name, label) => label);
+  const markdown = performance.now() - started;
+  started = performance.now();
+  const diff = dom.lineDiff(lines.join("\\n"), changed);
+  const unlike = dom.lineDiff(lines.join("\\n"), lines.map((line) => line + "!").join("\\n"));
+  const history = performance.now() - started;
+  done({
+    markdown, history, text: rendered.textContent.length,
+    edits: diff.filter((line) => line.kind !== "same").map((line) => line.kind + ":" + line.line),
+    unlike: unlike.length,
+  });
+}, (error) => done({ error: String(error) }));
+"""
+
+
+def test_large_texts_render_in_linear_time(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    page = open_panel(browser, home_assistant, admin_tokens)
+    browser.set_script_timeout(60)
+    module = page.driver.execute_script(
+        "return [...document.querySelectorAll('script')].length >= 0"
+    )
+    assert module
+    timing = browser.execute_async_script(TIMING, "/desktop_assistant_static/dom.js")
+    assert "error" not in timing, timing
+    assert timing["text"] == 100_000  # every `[` shown as text
+    assert timing["edits"] == [
+        "removed:- 2026-11-16: note 5000",
+        "added:- a new line",
+    ]
+    assert timing["unlike"] == 20_000
+    # Were 16 s and 6.9 s; generous bounds for a loaded machine.
+    assert timing["markdown"] < 3000, json.dumps(timing)
+    assert timing["history"] < 3000, json.dumps(timing)
+
+
+def test_tools_on_a_phone_in_dark_mode(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    tools_folder: Path,
+    artifacts: Path,
+) -> None:
+    storage = admin_tokens.frontend_storage(home_assistant.base_url)
+    with phone(home_assistant.base_url, storage, dark=True) as page:
+        page.open("/desktop-assistant/tools/echo")
+        panel = page.find("desktop-assistant-panel")
+        page.wait_for(lambda: page.find("[data-field=tool-name]").text == "echo")
+        assert page.wait_for(
+            lambda: (
+                luminance(
+                    page.driver.execute_script(
+                        "return getComputedStyle(arguments[0]).backgroundColor", panel
+                    )
+                )
+                < 0.2
+            ),
+            what="a dark background",
+        )
+        # The tool takes the screen, nothing is wider than it, and Back leads to the list.
+        assert not page.find("[data-list=tools]").is_displayed()
+        widths = page.driver.execute_script(
+            "return [arguments[0].shadowRoot.querySelector('main').scrollWidth, innerWidth]",
+            panel,
+        )
+        assert widths[0] <= PHONE_WIDTH == widths[1]
+        # Every tab can be reached: the tabs scroll sideways.
+        servers_tab = page.find("[data-tab=servers]")
+        page.driver.execute_script("arguments[0].scrollIntoView()", servers_tab)
+        assert servers_tab.rect["x"] + servers_tab.rect["width"] <= PHONE_WIDTH + 1
+        page.driver.execute_script(
+            "arguments[0].scrollIntoView()", page.find("[data-tab=tools]")
+        )
+        page.screenshot(artifacts / "phone-tools-dark.png")
+        page.find("[data-detail=tool] [data-action=back-to-list]").click()
+        page.wait_for(lambda: page.find("[data-list=tools]").is_displayed())
+        assert page.find("[data-list=tools] [data-tool=echo]")
+
+        # The conversation filters wrap within the screen.
+        page.find("[data-tab=conversations]").click()
+        chips = page.find("[data-filter=device]").rect
+        assert chips["x"] + chips["width"] <= PHONE_WIDTH
+
+
+def test_memory_editor_keeps_its_labels_and_history_names_authors(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    anouk = page_id(home_assistant, admin_tokens, "Anouk")
+    page = open_panel(
+        browser, home_assistant, admin_tokens, f"/desktop-assistant/memory/{anouk}"
+    )
+    page.find("[data-detail=page] [data-action=edit]").click()
+    # Filled fields keep their labels; the kind is a row of buttons.
+    labels = [field.text.split("\n")[0] for field in page.find_all(".field")]
+    assert labels[:4] == ["Name", "Kind", "Other names", "Text"]
+    assert page.attributes("[data-filter=type] [aria-pressed=true]", "data-value") == [
+        "person"
+    ]
+    kinds = page.attributes("[data-filter=type] button", "data-value")
+    assert kinds == ["person", "place", "project", "thing", "other"]
+    page.find("[data-filter=type] [data-value=place]").click()
+    assert page.attributes("[data-filter=type] [aria-pressed=true]", "data-value") == [
+        "place"
+    ]
+    page.find("[data-detail=page] [data-action=cancel]").click()
+
+    # The history says who wrote each version in words, never a bare "person".
+    page.find("[data-detail=page] [data-action=history]").click()
+    authors = [each.text for each in page.find_all("[data-field=author]")]
+    assert authors
+    assert all(author not in {"person", "remember", "nightly"} for author in authors)
