@@ -19,13 +19,10 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er
 import probatio as vol
 
-from ..const import DOMAIN
+from ..const import CONF_FALLBACK_SERVERS, CONF_WAKE_MAC, DOMAIN, SERVICE_WAKE_SERVER
 from .credentials import without_credentials
 
 PREFIX: Final = f"{DOMAIN}/servers"
-CONF_WAKE_MAC: Final = "wake_mac"
-CONF_FALLBACK_SERVERS: Final = "fallback_servers"
-SERVICE_WAKE_SERVER: Final = "wake_server"
 ERR_UNAVAILABLE: Final = "unavailable"
 TIMINGS: Final = ("prompt_n", "cache_n", "predicted_per_second")
 
