@@ -18,7 +18,7 @@ import probatio as vol
 from ..const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_NIGHTLY_TIME, DOMAIN
 from ..memory import runs as nightly_runs
 from ..memory.nightly import parse_time
-from ..record.recorder import RETENTION_HOUR
+from ..record.conversation_record import RETENTION_HOUR
 from ..runtime import DATA_MEMORY, DATA_RECORD, DATA_STORE
 from ..store import StoreError
 from .runs import JOB_RETENTION, async_run_job, is_running, list_runs
