@@ -15,9 +15,9 @@ from homeassistant.helpers.typing import ConfigType
 from .agent.confirmation import Confirmations
 from .const import DOMAIN
 from .llm import ToolFilesAPI
-from .memory.memory import async_schedule_nightly, async_setup_memory
+from .memory import SCHEMA as MEMORY_SCHEMA, async_schedule_nightly, async_setup_memory
 from .panel import async_register_panel
-from .record import async_setup_record
+from .record import SCHEMA as RECORD_SCHEMA, async_setup_record
 from .runtime import DATA_CONFIRMATIONS, DATA_TOOLS, DesktopAssistantConfigEntry
 from .server.client import (
     CannotConnect,
@@ -32,6 +32,8 @@ from .store import async_setup_store
 from .tool_files import async_setup_tools
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+# Every feature's tables; the store runs their migrations in version order.
+SCHEMAS = (RECORD_SCHEMA, MEMORY_SCHEMA)
 PLATFORMS: list[Platform] = [Platform.AI_TASK, Platform.CONVERSATION, Platform.SENSOR]
 
 
@@ -40,7 +42,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
     The tools also become intents and the run_tool action.
     """
-    store = await async_setup_store(hass)
+    store = await async_setup_store(hass, SCHEMAS)
     async_setup_record(hass, store)
     await async_setup_memory(hass)
     hass.data[DATA_CONFIRMATIONS] = Confirmations()

@@ -8,8 +8,12 @@ from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import entity_registry as er, llm
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.memory import Memory
+from custom_components.desktop_assistant.memory import Memory, pages
+from custom_components.desktop_assistant.memory.context import INSTRUCTIONS
+from custom_components.desktop_assistant.memory.page import find_page, profile_page
+from custom_components.desktop_assistant.memory.revisions import (
+    revisions as page_revisions,
+)
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from custom_components.desktop_assistant.store import transaction
 from tests.harness.agent import Agent, speech
@@ -99,7 +103,7 @@ async def test_remember_a_tombstoned_name_is_an_error(
     await memory.async_write(forget)
     answer = await remember_via_agent(agent, {"page": "marco", "fact": "Plays golf"})
     assert answer.startswith("error: 'marco' was deleted forever")
-    assert await memory.async_read(lambda c: pages.find_page(c, "Marco")) is None
+    assert await memory.async_read(lambda c: find_page(c, "Marco")) is None
 
 
 async def test_recall_of_filler_words_is_an_error(
@@ -150,7 +154,7 @@ async def test_assist_api_offers_memory_tools_and_context(
     recall = next(tool for tool in api.tools if tool.name == RECALL)
     assert recall.annotations.read_only
     assert "We live in Utrecht" in api.api_prompt
-    assert pages.INSTRUCTIONS in api.api_prompt
+    assert INSTRUCTIONS in api.api_prompt
 
 
 async def test_profile_size_sensor_reports_usage_and_budget(
@@ -168,10 +172,11 @@ async def test_profile_size_sensor_reports_usage_and_budget(
     memory = memory_of(hass)
     await memory.async_remember("profile", "We live in Utrecht")
     await hass.async_block_till_done()
-    text = await memory.async_read(lambda c: pages.profile_page(c).text)
+    text = await memory.async_read(lambda c: profile_page(c).text)
     assert hass.states.get(entity_id).state == str(-(-len(text) // 4))
     # Over budget: remember on the profile is never refused, and says so.
-    answer = await memory.async_remember("profile", "Detail " + "x" * 3300)
+    for number in range(8):
+        answer = await memory.async_remember("profile", f"Detail {number} " + "x" * 450)
     assert answer.startswith("Noted on Profile")
     assert "over its budget" in answer
     await hass.async_block_till_done()
@@ -192,8 +197,8 @@ async def test_memory_survives_a_restart_of_the_store(
 
     def revision_authors(connection) -> list[str]:
         with transaction(connection):
-            page = pages.find_page(connection, "anouk")
-            return [r["author"] for r in pages.revisions(connection, page.id)]
+            page = find_page(connection, "anouk")
+            return [r["author"] for r in page_revisions(connection, page.id)]
 
     assert await memory.async_read(revision_authors) == ["remember"]
 

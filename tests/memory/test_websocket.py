@@ -7,8 +7,8 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory.memory import Memory
-from custom_components.desktop_assistant.runtime import DATA_MEMORY
+from custom_components.desktop_assistant.memory import Memory
+from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY
 from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import add_page
@@ -260,7 +260,7 @@ async def test_run_now_while_running_is_in_progress(
     agent.server.script = [
         text_reply('{"rewrite": [], "create": [], "merge": []}', delay=0.5)
     ]
-    running = hass.async_create_task(memory_of(hass).nightly.async_run("test"))
+    running = hass.async_create_task(hass.data[DATA_NIGHTLY].async_run("test"))
     await agent.server.chat_received.wait()
     assert await client.error("runs/run_now") == "in_progress"
     assert (await client.result("runs/list"))["running"] is True

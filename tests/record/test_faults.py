@@ -15,9 +15,10 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
+from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.record import RECALL_TOOL
-from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
+from custom_components.desktop_assistant.store import DB_FILE, in_order
 from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import text_reply
 
@@ -95,7 +96,7 @@ async def test_diagnostics_count_conversations_without_their_text(
         "available": True,
         "conversations": 1,
         "entries": 2,
-        "schema_version": MIGRATIONS[-1].version,
+        "schema_version": in_order(SCHEMAS)[-1].version,
     }
     text = json.dumps(diagnostics)
     assert "spare key" not in text

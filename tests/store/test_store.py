@@ -9,17 +9,19 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 import pytest
 
+from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.runtime import DATA_STORE
 from custom_components.desktop_assistant.store import (
     DB_FILE,
-    MIGRATIONS,
     Migration,
     Store,
     StoreLocked,
+    in_order,
 )
 from custom_components.desktop_assistant.store.store import transaction
 
+MIGRATIONS = in_order(SCHEMAS)
 LATEST = MIGRATIONS[-1].version
 
 

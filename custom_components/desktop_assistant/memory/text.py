@@ -17,6 +17,8 @@ PROFILE = "profile"
 _SPACE = re.compile(r"\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _NOTE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}:\s*")
+# A sentence ends at . ! ? or ; followed by a space.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 
 
@@ -42,6 +44,11 @@ def line_key(line: str) -> str:
     line = _NOTE_DATE.sub("", _LIST_MARK.sub("", line))
     line = _LINK.sub(lambda match: match.group(2) or match.group(1), line)
     return fold_name(line).rstrip(" .;,")
+
+
+def sentence_keys(line: str) -> list[str]:
+    """Return the keys of a line's sentences, each as `line_key` makes it."""
+    return [key for part in _SENTENCE_END.split(line) if (key := line_key(part))]
 
 
 def links(text: str) -> list[str]:
