@@ -41,7 +41,7 @@ from .consolidation import (
 )
 from .errors import PageError
 from .household import Memory
-from .page import find_page
+from .page import find_page, page_names
 from .pages import remember
 from .plan import PLAN_SCHEMA, MemoryState, Plan, check_plan, parse_plan, refusal_text
 from .prompts import (
@@ -340,7 +340,9 @@ class NightlyPass:
         for part in extraction.transcript_parts(
             transcript.lines, EXTRACT_CHARS, EXTRACT_PARTS
         ):
-            names = await self.memory.async_read(_page_names)
+            names = await self.memory.async_read(
+                lambda connection: page_names(connection, MAX_PLAN_NAMES)
+            )
             generation = await generator.async_generate(
                 extraction_messages(part, transcript.device_name, names),
                 structure=NOTES_SCHEMA,
@@ -405,7 +407,7 @@ class NightlyPass:
             return (
                 memory_state(connection, budget, shown),
                 shown,
-                _page_names(connection),
+                page_names(connection, MAX_PLAN_NAMES),
             )
 
         taken = await self.memory.async_read(snapshot)
@@ -472,17 +474,6 @@ def _count_applied(summary: RunSummary, plan: Plan, attempt: int) -> None:
     summary.dropped = sum(
         len(action.dropped) for action in (*plan.rewrites, *plan.merges)
     )
-
-
-def _page_names(connection: sqlite3.Connection) -> list[str]:
-    return [
-        row[0]
-        for row in connection.execute(
-            "SELECT name FROM pages WHERE deleted_at IS NULL AND kind != 'profile' "
-            "ORDER BY updated_at DESC LIMIT ?",
-            (MAX_PLAN_NAMES,),
-        )
-    ]
 
 
 def _is_device_name(page: str, device_name: str | None) -> bool:

@@ -139,3 +139,15 @@ def is_tombstoned(connection: sqlite3.Connection, name: str) -> bool:
         ).fetchone()
         is not None
     )
+
+
+def page_names(connection: sqlite3.Connection, limit: int) -> list[str]:
+    """The names of the live pages other than the profile, recently updated first."""
+    return [
+        row[0]
+        for row in connection.execute(
+            "SELECT name FROM pages WHERE deleted_at IS NULL AND kind != ? "
+            "ORDER BY updated_at DESC LIMIT ?",
+            (PROFILE, limit),
+        )
+    ]

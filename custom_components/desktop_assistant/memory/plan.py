@@ -228,6 +228,12 @@ def _check_targets(checks: _Checks, plan: Plan) -> dict[str, PageState]:
             )
         # The lines to keep are those the model was shown.
         targets[fold_name(page.name)] = seen or page
+    _check_profile(checks, plan)
+    return targets
+
+
+def _check_profile(checks: _Checks, plan: Plan) -> None:
+    """Check that no merge takes a page with itself or the profile, and no rename."""
     for merge in plan.merges:
         into, absorb = (
             checks.current.find(merge.into),
@@ -254,7 +260,6 @@ def _check_targets(checks: _Checks, plan: Plan) -> dict[str, PageState]:
             checks.refuse(
                 "profile_renamed", rewrite.page, "the profile cannot be renamed"
             )
-    return targets
 
 
 def _check_names(checks: _Checks, plan: Plan) -> None:
