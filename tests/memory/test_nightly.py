@@ -544,3 +544,32 @@ async def test_a_merged_away_page_is_restored_only_with_free_names(
     assert (await memory.async_read(lambda c: find_page(c, "noukie v."))).id == (
         other.id
     )
+
+
+async def test_a_merge_into_a_recently_deleted_page_is_refused(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    anouk = await add_page(hass, "Anouk", ANOUK)
+    other = await add_page(hass, "Noukie V.", "Plays the cello.\n")
+    await memory_of(hass).async_write(
+        lambda c, now: pages.delete_page(c, other.id, now)
+    )
+    into_deleted = {
+        "rewrite": [],
+        "create": [],
+        "merge": [
+            {
+                "into": "Noukie V.",
+                "absorb": "Anouk",
+                "text": ANOUK + "Plays the cello.\n",
+                "dropped": [],
+            }
+        ],
+    }
+    agent.server.script = [answer(into_deleted), answer(into_deleted)]
+    result = await run(hass)
+    assert result["summary"]["consolidation"] == "refused"
+    assert any("deleted" in refusal for refusal in result["summary"]["refusals"])
+    live = await memory_of(hass).async_read(lambda c: get_page(c, anouk.id))
+    assert live.deleted_at is None
+    assert "Anouk is Sara's sister" in await memory_of(hass).async_recall("Anouk")

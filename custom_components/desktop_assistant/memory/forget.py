@@ -42,45 +42,56 @@ def _forget_changes(
     connection: sqlite3.Connection, page_id: int, secrets: set[str]
 ) -> None:
     """Drop the runs' changes of the page; strip its lines from other changes."""
-    for row_id, page, before, after, absorbed in connection.execute(
-        "SELECT id, page, before_text, after_text, absorbed FROM nightly_run_pages"
+    for row_id, page, before, after, absorbed, dropped in connection.execute(
+        "SELECT id, page, before_text, after_text, absorbed, dropped "
+        "FROM nightly_run_pages"
     ).fetchall():
-        absorbed_id = json.loads(absorbed)["page_id"] if absorbed else None
-        if page_id in (page, absorbed_id):
+        if page == page_id:
             connection.execute("DELETE FROM nightly_run_pages WHERE id = ?", (row_id,))
             continue
-        kept = (_without(before, secrets), _without(after, secrets))
-        if kept != (before, after):
+        if absorbed and json.loads(absorbed)["page_id"] == page_id:
+            # The merge stays listed; what it absorbed is gone for good.
+            gone = {"page_id": page_id, "name": json.loads(absorbed)["name"]}
             connection.execute(
-                "UPDATE nightly_run_pages SET before_text = ?, after_text = ? "
-                "WHERE id = ?",
+                "UPDATE nightly_run_pages SET absorbed = ? WHERE id = ?",
+                (json.dumps(gone | {"deleted_forever": True}), row_id),
+            )
+        lines = [d for d in json.loads(dropped) if line_key(d["line"]) not in secrets]
+        kept = (_without(before, secrets), _without(after, secrets), json.dumps(lines))
+        if kept != (before, after, dropped):
+            connection.execute(
+                "UPDATE nightly_run_pages SET before_text = ?, after_text = ?, "
+                "dropped = ? WHERE id = ?",
                 (*kept, row_id),
             )
 
 
 def _forget_plans(connection: sqlite3.Connection, words: set[str]) -> None:
-    """Drop the refused plans that named the page or held a line of it."""
-    for run, detail_json in connection.execute(
-        "SELECT id, detail FROM nightly_runs"
+    """Drop the refused plans and refusals that named the page or held a line of it."""
+    for run, summary_json, detail_json in connection.execute(
+        "SELECT id, summary, detail FROM nightly_runs"
     ).fetchall():
+        summary: dict[str, Any] = json.loads(summary_json)
         detail: dict[str, Any] = json.loads(detail_json)
         plans = detail.get("refused_plans") or []
-        kept = [
-            plan
-            for plan in plans
-            if not _mentions(json.dumps(plan, ensure_ascii=False), words)
-        ]
-        if len(kept) != len(plans):
+        kept = [plan for plan in plans if not _mentions(plan, words)]
+        refusals = summary.get("refusals") or []
+        kept_refusals = [text for text in refusals if not _mentions(text, words)]
+        if len(kept) == len(plans) and len(kept_refusals) == len(refusals):
+            continue
+        if plans:
             detail["refused_plans"] = kept
             detail["forgotten_plans"] = len(plans) - len(kept)
-            connection.execute(
-                "UPDATE nightly_runs SET detail = ? WHERE id = ?",
-                (json.dumps(detail), run),
-            )
+        if refusals:
+            summary["refusals"] = kept_refusals
+        connection.execute(
+            "UPDATE nightly_runs SET summary = ?, detail = ? WHERE id = ?",
+            (json.dumps(summary), json.dumps(detail), run),
+        )
 
 
-def _mentions(text: str, words: set[str]) -> bool:
-    folded = fold_name(text)
+def _mentions(value: Any, words: set[str]) -> bool:
+    folded = fold_name(json.dumps(value, ensure_ascii=False))
     return any(word and word in folded for word in words)
 
 
