@@ -7,7 +7,7 @@ import sqlite3
 from typing import Final
 
 from .page import PAGE_COLUMNS, Page, page_of_row, profile_page
-from .text import PROFILE, hint, tokens
+from .text import PROFILE, hint, leading_fit, tokens
 
 INDEX_SIZE: Final = 50
 CONTEXT_LIMIT: Final = 10_000
@@ -45,12 +45,7 @@ def build_context(connection: sqlite3.Connection) -> str:
     if len(profile_text) > room:
         profile_text = profile_text[: room - 1] + "…"
     room -= len(profile_text)
-    kept: list[str] = []
-    for line in index:
-        if len(line) + 1 > room:
-            break
-        kept.append(line)
-        room -= len(line) + 1
+    kept = leading_fit(index, room, len("\n"))
     body = "\n".join(kept) if index else "(no pages)"
     return f"{head}{profile_text}{index_head}{body}"[:CONTEXT_LIMIT]
 

@@ -320,14 +320,16 @@ class NightlyPass:
                 )
                 continue
             await self._async_mark_read(transcript)
-        if failed and not run.answered:
-            # Nothing answered: the server is the fault, not the conversations.
-            run.detail["error"] = str(failed[0][1])
-            return f"failed: {failed[0][1].kind}"
-        for transcript, _ in failed:
-            if transcript.failures + 1 >= extraction.MAX_FAILURES:
+        for transcript, err in failed:
+            # An answer the model cannot give is the conversation's fault; a
+            # server that answered nothing all night is not.
+            blamed = run.answered or err.kind == "invalid_output"
+            if blamed and transcript.failures + 1 >= extraction.MAX_FAILURES:
                 run.summary.given_up += 1
                 await self._async_mark_read(transcript)
+        if failed and not run.answered:
+            run.detail["error"] = str(failed[0][1])
+            return f"failed: {failed[0][1].kind}"
         return None
 
     async def _async_extract_one(

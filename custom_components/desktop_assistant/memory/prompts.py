@@ -7,6 +7,7 @@ import probatio as vol
 from ..const import CHARS_PER_TOKEN
 from .page import PAGE_KINDS
 from .plan import PageState
+from .text import leading_fit
 
 # Names of other pages listed for the model, so it can link and avoid clashes.
 MAX_PLAN_NAMES: Final = 200
@@ -78,17 +79,6 @@ PART_NOTE: Final = (
 )
 
 
-def bounded_names(names: list[str], chars: int) -> list[str]:
-    """The first names that fit in `chars` characters."""
-    kept: list[str] = []
-    for name in names:
-        if len(name) + 2 > chars:
-            break
-        kept.append(name)
-        chars -= len(name) + 2
-    return kept
-
-
 def extraction_messages(
     lines: list[str], device_name: str | None, names: list[str]
 ) -> list[dict[str, str]]:
@@ -96,7 +86,9 @@ def extraction_messages(
     device = (
         f"The person spoke to a device named {device_name!r}.\n" if device_name else ""
     )
-    known = ", ".join(bounded_names(names, EXTRACT_NAMES_CHARS)) or "(none yet)"
+    known = (
+        ", ".join(leading_fit(names, EXTRACT_NAMES_CHARS, len(", "))) or "(none yet)"
+    )
     return [
         {"role": "system", "content": EXTRACT_PROMPT},
         {
@@ -123,7 +115,9 @@ def plan_messages(
     ]
     room -= sum(len(section) + 2 for section in sections)
     shown_names = {page.name for page in shown}
-    others = bounded_names([name for name in names if name not in shown_names], room)
+    others = leading_fit(
+        [name for name in names if name not in shown_names], room, len(", ")
+    )
     return [
         {
             "role": "system",

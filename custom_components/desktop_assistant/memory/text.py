@@ -27,6 +27,17 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+def leading_fit(items: list[str], chars: int, separator: int) -> list[str]:
+    """The first items that fit in `chars` characters, each followed by `separator`."""
+    kept: list[str] = []
+    for item in items:
+        if len(item) + separator > chars:
+            break
+        kept.append(item)
+        chars -= len(item) + separator
+    return kept
+
+
 def content_lines(text: str) -> list[str]:
     """Return the lines that carry content: not blank, not headings."""
     return [
