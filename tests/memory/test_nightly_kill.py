@@ -35,6 +35,33 @@ async def call(process: HomeAssistantProcess, token: str, **command: Any) -> Any
     return answer
 
 
+async def until_saved(storage: Path, *marks: tuple[str, str]) -> None:
+    """Wait until HA's delayed saves put each (file, text) on disk."""
+    for _ in range(240):
+        if all(
+            (storage / name).exists() and text in (storage / name).read_text()
+            for name, text in marks
+        ):
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"never saved: {marks}")
+
+
+async def until_answered(
+    process: HomeAssistantProcess, token: str, command: str
+) -> Any:
+    """The command's answer once the integration has set up (HTTP comes first)."""
+    for _ in range(120):
+        answer = await call(process, token, type=command)
+        if answer.get("success", True):
+            return answer
+        assert answer["error"]["code"] == "unknown_command", answer
+        await asyncio.sleep(1)
+    lines = process.log.read_text().splitlines()
+    ours = [line for line in lines if DOMAIN in line or "Error" in line]
+    raise AssertionError(f"{command} never answered: " + "\n".join(ours[-40:]))
+
+
 # Two starts of a real Home Assistant, on a machine that may be busy.
 @pytest.mark.timeout(900)
 async def test_a_run_killed_midway_is_marked_at_the_next_start(
@@ -64,6 +91,13 @@ async def test_a_run_killed_midway_is_marked_at_the_next_start(
         listed = await call(process, token, type=f"{PREFIX}/runs/list")
         assert listed["running"] is True
         assert [run["outcome"] for run in listed["runs"]] == ["running"]
+        # What a person set up before is on disk, as it is in a home; the
+        # kill then takes only what the run was doing.
+        await until_saved(
+            tmp_path / ".storage",
+            ("core.config_entries", DOMAIN),
+            ("auth_provider.homeassistant", ADMIN[0]),
+        )
         # SIGKILL: no shutdown, nothing flushed on the way out.
         assert process._process is not None
         process._process.kill()
@@ -72,9 +106,12 @@ async def test_a_run_killed_midway_is_marked_at_the_next_start(
             await running
         llama_server.stopping.set()
 
-        await asyncio.to_thread(process.start)
+        # Onboarded: the frontend's manifest says the HTTP server is up.
+        await asyncio.to_thread(process.start, "/manifest.json")
         tokens = await asyncio.to_thread(process.login, *ADMIN)
-        listed = await call(process, tokens.access_token, type=f"{PREFIX}/runs/list")
+        listed = await until_answered(
+            process, tokens.access_token, f"{PREFIX}/runs/list"
+        )
         assert listed["running"] is False
         assert [run["outcome"] for run in listed["runs"]] == ["failed: interrupted"]
         pages = await call(process, tokens.access_token, type=f"{PREFIX}/pages/list")
