@@ -163,7 +163,8 @@ async def test_profile_size_sensor_reports_usage_and_budget(
     entity_id = er.async_get(hass).async_get_entity_id(
         "sensor", DOMAIN, f"{agent.entry.entry_id}_profile_size"
     )
-    assert entity_id is not None
+    # Its entity id says which profile it measures.
+    assert entity_id == "sensor.household_profile_size"
     state = hass.states.get(entity_id)
     assert state.state == "0"
     assert state.attributes["budget"] == 800
