@@ -35,14 +35,14 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
-from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.memory import Memory
-from custom_components.desktop_assistant.memory.nightly import (
+from custom_components.desktop_assistant.memory import Memory, pages
+from custom_components.desktop_assistant.memory.context import build_context
+from custom_components.desktop_assistant.memory.page import PAGE_KINDS
+from custom_components.desktop_assistant.memory.prompts import (
     NOTES_SCHEMA,
     extraction_messages,
 )
-from custom_components.desktop_assistant.memory.runs import Transcript
-from custom_components.desktop_assistant.runtime import DATA_MEMORY
+from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY
 from custom_components.desktop_assistant.server.activity import async_get_activity
 from custom_components.desktop_assistant.server.client import LlamaServerClient
 from custom_components.desktop_assistant.server.generate import (
@@ -104,7 +104,7 @@ def seed_pages(memory: Memory, count: int) -> Any:
             pages.create_page(
                 connection,
                 f"Page {number:05}",
-                pages.PAGE_KINDS[number % len(pages.PAGE_KINDS)],
+                PAGE_KINDS[number % len(PAGE_KINDS)],
                 text=f"About {words} number {number}.\n\n## Notes\n"
                 f"- 2026-11-01: Likes {words}\n- 2026-11-02: Seen at {number}\n",
                 aliases=[f"Alias {number:05}"],
@@ -150,7 +150,7 @@ async def measure_memory(hass: HomeAssistant, runs: int, count: int) -> None:
                 runs,
             ),
             "context, rebuilt from the database": await timed(
-                lambda: memory.async_read(pages.build_context), runs
+                lambda: memory.async_read(build_context), runs
             ),
             "context, cached (tools API instance)": await timed(
                 lambda: tools_api_prompt(hass), runs
@@ -211,12 +211,11 @@ async def background_load(
         slot=slots - 1 if yielding and slots > 1 else None,
         yield_to=async_get_activity(hass) if yielding else None,
     )
-    transcript = Transcript("bench", None, "en", time.time(), 0)
-    transcript.lines = [f"Person: {'tell me about the garden ' * 40}"]
+    lines = [f"Person: {'tell me about the garden ' * 40}"]
     while True:
         with contextlib.suppress(GenerationError):
             await generator.async_generate(
-                extraction_messages(transcript, []),
+                extraction_messages(lines, None, []),
                 structure=NOTES_SCHEMA,
                 max_tokens=256,
                 temperature=1.0,
@@ -274,7 +273,7 @@ async def measure_sharing(
             time.time() - 7200,
         )
         pass_run = hass.async_create_task(
-            hass.data[DATA_MEMORY].nightly.async_run("benchmark")
+            hass.data[DATA_NIGHTLY].async_run("benchmark")
         )
         await asyncio.sleep(0.3)
         results["question during run_nightly"] = [

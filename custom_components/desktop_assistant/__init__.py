@@ -21,10 +21,11 @@ from .const import (
     DEFAULT_WAKE_WAIT,
     DOMAIN,
 )
+from .jobs.schema import SCHEMA as JOBS_SCHEMA
 from .llm import ToolFilesAPI
-from .memory.memory import async_schedule_nightly, async_setup_memory
+from .memory import SCHEMA as MEMORY_SCHEMA, async_schedule_nightly, async_setup_memory
 from .panel import async_register_panel
-from .record import async_setup_record
+from .record import SCHEMA as RECORD_SCHEMA, async_setup_record
 from .runtime import (
     DATA_CONFIRMATIONS,
     DATA_TOOLS,
@@ -38,8 +39,11 @@ from .server.wake import Waker
 from .services import async_setup_services, async_setup_wake_service
 from .store import async_setup_store
 from .tool_files import async_setup_tools
+from .tool_files.schema import SCHEMA as TOOL_FILES_SCHEMA
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+# Every feature's tables; the store runs their migrations in version order.
+SCHEMAS = (RECORD_SCHEMA, MEMORY_SCHEMA, TOOL_FILES_SCHEMA, JOBS_SCHEMA)
 PLATFORMS: list[Platform] = [
     Platform.AI_TASK,
     Platform.BINARY_SENSOR,
@@ -53,7 +57,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
     The tools also become intents and the run_tool action.
     """
-    store = await async_setup_store(hass)
+    store = await async_setup_store(hass, SCHEMAS)
     async_setup_record(hass, store)
     await async_setup_memory(hass)
     hass.data[DATA_CONFIRMATIONS] = Confirmations()

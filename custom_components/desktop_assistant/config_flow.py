@@ -59,10 +59,8 @@ from .const import (
     CONFIG_FOLDER,
     DEFAULT_AGENT_OPTIONS,
     DEFAULT_AI_TASK_OPTIONS,
+    DEFAULT_ENTRY_OPTIONS,
     DEFAULT_NAME,
-    DEFAULT_NIGHTLY_TIME,
-    DEFAULT_QUIET_MINUTES,
-    DEFAULT_RETENTION_DAYS,
     DEFAULT_URL,
     DOMAIN,
     SUBENTRY_AI_TASK,
@@ -322,13 +320,7 @@ class EntryOptionsFlow(ServerOptionsStep, OptionsFlow):
             step_id="record",
             data_schema=self.add_suggested_values_to_schema(
                 RECORD_OPTIONS_SCHEMA,
-                {
-                    CONF_RETENTION_DAYS: DEFAULT_RETENTION_DAYS,
-                    CONF_QUIET_MINUTES: DEFAULT_QUIET_MINUTES,
-                    CONF_NIGHTLY: True,
-                    CONF_NIGHTLY_TIME: DEFAULT_NIGHTLY_TIME,
-                }
-                | dict(self.config_entry.options),
+                DEFAULT_ENTRY_OPTIONS | dict(self.config_entry.options),
             ),
         )
 

@@ -74,10 +74,18 @@ CONF_QUIET_MINUTES: Final = "quiet_minutes"
 # HA's time zone.
 CONF_NIGHTLY: Final = "nightly"
 CONF_NIGHTLY_TIME: Final = "nightly_time"
+DEFAULT_NIGHTLY: Final = True
 DEFAULT_NIGHTLY_TIME: Final = "03:00:00"
 SERVICE_RUN_NIGHTLY: Final = "run_nightly"
 DEFAULT_RETENTION_DAYS: Final = 90
 DEFAULT_QUIET_MINUTES: Final = 30
+# A new llama-server entry's options; readers of an option fall back to these.
+DEFAULT_ENTRY_OPTIONS: Final[dict[str, Any]] = {
+    CONF_RETENTION_DAYS: DEFAULT_RETENTION_DAYS,
+    CONF_QUIET_MINUTES: DEFAULT_QUIET_MINUTES,
+    CONF_NIGHTLY: DEFAULT_NIGHTLY,
+    CONF_NIGHTLY_TIME: DEFAULT_NIGHTLY_TIME,
+}
 SERVICE_DELETE_CONVERSATIONS: Final = "delete_conversations"
 ATTR_OLDER_THAN_DAYS: Final = "older_than_days"
 ATTR_CONVERSATION_ID: Final = "conversation_id"

@@ -16,7 +16,9 @@ from .const import DOMAIN
 
 if TYPE_CHECKING:
     from .agent.confirmation import Confirmations
-    from .memory.memory import Memory
+    from .memory.household import Memory
+    from .memory.nightly import NightlyPass
+    from .memory.schedule import NightlySchedule
     from .record.conversation_record import Record
     from .server.activity import ServerActivity
     from .server.client import LlamaServerClient
@@ -49,6 +51,9 @@ DATA_STORE: HassKey[Store] = HassKey(f"{DOMAIN}_store")
 DATA_RECORD: HassKey[Record] = HassKey(f"{DOMAIN}_record")
 # Long-term memory, when its store opened.
 DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
+# Memory's nightly pass, and the timers that run it, when memory is available.
+DATA_NIGHTLY: HassKey[NightlyPass] = HassKey(f"{DOMAIN}_nightly")
+DATA_NIGHTLY_SCHEDULE: HassKey[NightlySchedule] = HassKey(f"{DOMAIN}_nightly_schedule")
 # Changing tool calls waiting for a person's yes.
 DATA_CONFIRMATIONS: HassKey[Confirmations] = HassKey(f"{DOMAIN}_confirmations")
 # The server entry (its id) that answered each conversation's first turn.

@@ -7,7 +7,7 @@ from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
-from .memory.memory import Memory
+from .memory import Memory
 from .runtime import DATA_MEMORY, DesktopAssistantConfigEntry
 
 
@@ -16,7 +16,7 @@ async def async_setup_entry(
     entry: DesktopAssistantConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    """Add the profile size sensor when memory is available."""
+    """Add the household profile's size sensor when memory is available."""
     if (memory := hass.data.get(DATA_MEMORY)) is not None:
         async_add_entities([ProfileSizeSensor(entry, memory)])
 
@@ -26,7 +26,7 @@ class ProfileSizeSensor(SensorEntity):
 
     _attr_entity_category = EntityCategory.DIAGNOSTIC
     _attr_has_entity_name = True
-    _attr_translation_key = "profile_size"
+    _attr_translation_key = "household_profile_size"
     _attr_native_unit_of_measurement = "tokens"
     _attr_state_class = SensorStateClass.MEASUREMENT
     _attr_should_poll = False
@@ -34,6 +34,7 @@ class ProfileSizeSensor(SensorEntity):
     def __init__(self, entry: DesktopAssistantConfigEntry, memory: Memory) -> None:
         """Report on `memory`."""
         self._memory = memory
+        # Kept from before the rename, so an existing sensor keeps its history.
         self._attr_unique_id = f"{entry.entry_id}_profile_size"
 
     async def async_added_to_hass(self) -> None:

@@ -23,7 +23,7 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-from custom_components.desktop_assistant.memory import pages
+from custom_components.desktop_assistant.memory.page import profile_page
 from custom_components.desktop_assistant.memory.text import notes
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from tests.harness.memory_seed import add_conversation, add_page, said
@@ -71,7 +71,7 @@ async def seed(hass: HomeAssistant, fixture: dict[str, Any]) -> None:
 async def profile_template(hass: HomeAssistant) -> dict[str, str]:
     """What `{profile}` and `{profile_notes}` in a scripted plan stand for."""
     text = await hass.data[DATA_MEMORY].async_read(
-        lambda connection: (page := pages.profile_page(connection)) and page.text
+        lambda connection: (page := profile_page(connection)) and page.text
     )
     text = text or ""
     return {"{profile}": text, "{profile_notes}": "\n".join(notes(text)) + "\n"}
@@ -209,6 +209,7 @@ async def forget_everything(hass: HomeAssistant) -> None:
             "tombstones",
             "memory_state",
             "extracted_conversations",
+            "extraction_queue",
             "conversations",
         ):
             connection.execute(f"DELETE FROM {table}")

@@ -4,14 +4,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from custom_components.desktop_assistant.memory import pages
+from custom_components.desktop_assistant.memory.page import Page, profile_page
 from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
     Entry,
     TurnWrite,
 )
+from custom_components.desktop_assistant.record.recorder import SIGNAL_QUIET
 from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_RECORD
 
 
@@ -47,7 +50,11 @@ async def add_conversation(
     language: str = "en",
     quiet: bool = True,
 ) -> None:
-    """Record a conversation's turn through the record, and let it go quiet."""
+    """Record a conversation's turn through the record, and let it go quiet.
+
+    Going quiet is told as the record tells it (its quiet signal), and the
+    memory's queue has taken it when this returns.
+    """
     record = hass.data[DATA_RECORD]
     write = TurnWrite(
         ConversationStart(
@@ -84,6 +91,8 @@ async def add_conversation(
             ),
             "test quiet",
         )
+        async_dispatcher_send(hass, SIGNAL_QUIET, conversation_id)
+        await hass.async_block_till_done()
 
 
 async def add_page(
@@ -92,16 +101,16 @@ async def add_page(
     text: str,
     kind: str = "person",
     aliases: list[str] | None = None,
-) -> pages.Page:
+) -> Page:
     """Create a page as a person would in the panel."""
     memory = hass.data[DATA_MEMORY]
     if kind == "profile":
 
         def profile(connection, now):
-            page = pages.profile_page(connection)
+            page = profile_page(connection)
             if page is None:
                 pages.remember(connection, "profile", "x", "2000-01-01", now)
-                page = pages.profile_page(connection)
+                page = profile_page(connection)
             return pages.edit_page(connection, page.id, now, "person", text=text)
 
         return await memory.async_write(profile)

@@ -8,8 +8,9 @@ from typing import Any
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 import pytest
 
+from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-from custom_components.desktop_assistant.store import MIGRATIONS
+from custom_components.desktop_assistant.store import in_order
 from custom_components.desktop_assistant.store.store import connect
 from tests.harness.llama_server import MODEL_ID
 
@@ -17,7 +18,7 @@ from tests.harness.llama_server import MODEL_ID
 @pytest.fixture
 def connection(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     """A migrated assistant.db, as the store's thread holds it."""
-    connection = connect(tmp_path / "assistant.db", MIGRATIONS)
+    connection = connect(tmp_path / "assistant.db", in_order(SCHEMAS))
     yield connection
     connection.close()
 

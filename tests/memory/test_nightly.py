@@ -11,14 +11,23 @@ import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory import pages, runs
-from custom_components.desktop_assistant.memory.memory import Memory
-from custom_components.desktop_assistant.memory.nightly import (
-    CATCH_UP_DELAY,
+from custom_components.desktop_assistant.memory import Memory, pages, runs
+from custom_components.desktop_assistant.memory.consolidation import (
     PLAN_CHARS,
-    plan_messages,
+    shown_pages,
 )
-from custom_components.desktop_assistant.runtime import DATA_MEMORY
+from custom_components.desktop_assistant.memory.errors import PageError
+from custom_components.desktop_assistant.memory.page import Page, find_page, get_page
+from custom_components.desktop_assistant.memory.prompts import plan_messages
+from custom_components.desktop_assistant.memory.revisions import (
+    revisions as page_revisions,
+)
+from custom_components.desktop_assistant.memory.schedule import CATCH_UP_DELAY
+from custom_components.desktop_assistant.runtime import (
+    DATA_MEMORY,
+    DATA_NIGHTLY,
+    DATA_NIGHTLY_SCHEDULE,
+)
 from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import Said, add_conversation, add_page
@@ -40,7 +49,7 @@ def answer(data: dict[str, Any], **kwargs: Any):
 
 
 async def page_text(hass: HomeAssistant, name: str) -> str | None:
-    page = await memory_of(hass).async_read(lambda c: pages.find_page(c, name))
+    page = await memory_of(hass).async_read(lambda c: find_page(c, name))
     return None if page is None else page.text
 
 
@@ -108,15 +117,13 @@ async def test_extraction_notes_facts_and_never_sends_tool_results(
         == "## Notes\n- 2026-11-20: Birthday is 3 November\n"
     )
     run_detail = await memory_of(hass).async_read(
-        lambda c: runs.get_run(c, result["run_id"], lambda _id: True)
+        lambda c: runs.get_run(c, result["run_id"])
     )
     (change,) = run_detail["pages"]
     assert change["action"] == "notes"
-    assert change["sources"] == [{"conversation_id": "conv-birthday", "gone": False}]
-    page = await memory_of(hass).async_read(lambda c: pages.find_page(c, "Anouk"))
-    (revision,) = await memory_of(hass).async_read(
-        lambda c: pages.revisions(c, page.id)
-    )
+    assert change["sources"] == ["conv-birthday"]
+    page = await memory_of(hass).async_read(lambda c: find_page(c, "Anouk"))
+    (revision,) = await memory_of(hass).async_read(lambda c: page_revisions(c, page.id))
     assert revision["author"] == "extraction"
     assert revision["source"] == "conv-birthday"
 
@@ -255,7 +262,12 @@ GOOD_REWRITE = {
         {
             "page": "Anouk",
             "text": "Anouk is Sara's sister. Her birthday is 3 November.\n",
-            "dropped": [],
+            "dropped": [
+                {
+                    "line": "- 2026-11-02: Birthday is 3 November",
+                    "reason": "folded into the text",
+                },
+            ],
         }
     ],
     "create": [],
@@ -285,8 +297,8 @@ async def test_refused_plan_gets_a_second_chance(
     assert "Birthday is 3 November" in second["messages"][-1]["content"]
     assert "refused" in second["messages"][-1]["content"]
     assert await page_text(hass, "Anouk") == GOOD_REWRITE["rewrite"][0]["text"]
-    page = await memory_of(hass).async_read(lambda c: pages.find_page(c, "Anouk"))
-    revisions = await memory_of(hass).async_read(lambda c: pages.revisions(c, page.id))
+    page = await memory_of(hass).async_read(lambda c: find_page(c, "Anouk"))
+    revisions = await memory_of(hass).async_read(lambda c: page_revisions(c, page.id))
     assert revisions[0]["author"] == "nightly"
     assert revisions[0]["run_id"] == result["run_id"]
 
@@ -367,19 +379,19 @@ async def test_merge_and_its_revert(hass: HomeAssistant, agent: Agent) -> None:
     agent.server.script = [answer(MERGE)]
     result = await run(hass)
     assert result["summary"]["merged"] == 1
-    merged = await memory_of(hass).async_read(lambda c: pages.find_page(c, "nouk"))
+    merged = await memory_of(hass).async_read(lambda c: find_page(c, "nouk"))
     assert merged.id == anouk.id
     assert set(merged.aliases) == {"Noukie V.", "Nouk"}
     assert "Plays the cello." in merged.text
 
-    reverted = await memory_of(hass).nightly.async_revert(result["run_id"], anouk.id)
+    reverted = await hass.data[DATA_NIGHTLY].async_revert(result["run_id"], anouk.id)
     assert reverted["restored"] == [other.id]
     assert await page_text(hass, "Anouk") == ANOUK
-    back = await memory_of(hass).async_read(lambda c: pages.find_page(c, "Nouk"))
+    back = await memory_of(hass).async_read(lambda c: find_page(c, "Nouk"))
     assert back.id == other.id
     assert back.deleted_at is None
     assert back.text == "Plays the cello.\n"
-    anouk_now = await memory_of(hass).async_read(lambda c: pages.get_page(c, anouk.id))
+    anouk_now = await memory_of(hass).async_read(lambda c: get_page(c, anouk.id))
     assert anouk_now.aliases == ()
 
 
@@ -390,8 +402,8 @@ async def test_revert_leaves_a_page_edited_after_the_run(
     agent.server.script = [answer(GOOD_REWRITE)]
     result = await run(hass)
     await memory_of(hass).async_remember("Anouk", "Plays the cello")
-    with pytest.raises(pages.MemoryError) as caught:
-        await memory_of(hass).nightly.async_revert(result["run_id"], anouk.id)
+    with pytest.raises(PageError) as caught:
+        await hass.data[DATA_NIGHTLY].async_revert(result["run_id"], anouk.id)
     assert caught.value.code == "edited_since"
     assert "Plays the cello" in await page_text(hass, "Anouk")
 
@@ -421,7 +433,7 @@ async def test_only_the_last_fifty_runs_are_kept(
 async def test_a_run_missed_while_down_runs_soon_after_start(
     hass: HomeAssistant, agent: Agent, freezer: Any
 ) -> None:
-    nightly = memory_of(hass).nightly
+    nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
     at = dt_util.parse_time("03:00:00")
     now = dt_util.now()
     await memory_of(hass).async_write(
@@ -443,7 +455,7 @@ async def test_a_run_missed_while_down_runs_soon_after_start(
 async def test_no_catch_up_when_the_last_run_was_on_time(
     hass: HomeAssistant, agent: Agent
 ) -> None:
-    nightly = memory_of(hass).nightly
+    nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
     await run(hass)
     assert not await nightly.async_missed(dt_util.parse_time("03:00:00"), dt_util.now())
 
@@ -486,10 +498,12 @@ async def test_nightly_off_schedules_nothing(
 
 def test_the_plan_request_is_bounded() -> None:
     shown = [
-        pages.Page(n, f"Page {n}", "person", "x" * 2000 + "\n", (), 0.0, 0.0, n)
+        Page(n, f"Page {n}", "person", "x" * 2000 + "\n", (), 0.0, 0.0, n)
         for n in range(20)
     ]
-    messages = plan_messages(shown, [f"Name {n}" for n in range(1000)], 800)
+    messages = plan_messages(
+        shown_pages(shown), [f"Name {n}" for n in range(1000)], 800, PLAN_CHARS
+    )
     assert len(messages[1]["content"]) < PLAN_CHARS + 200
     assert "### Page 0 " in messages[1]["content"]
     assert "### Page 19 " not in messages[1]["content"]
@@ -516,10 +530,10 @@ async def test_a_merged_away_page_is_restored_only_with_free_names(
     await run(hass)
     memory = memory_of(hass)
     # Its names are the merged page's aliases now: restoring it would clash.
-    with pytest.raises(pages.MemoryError) as caught:
+    with pytest.raises(PageError) as caught:
         await memory.async_write(lambda c, now: pages.restore_page(c, other.id, now))
     assert caught.value.code == "name_taken"
-    anouk = await memory.async_read(lambda c: pages.find_page(c, "Anouk"))
+    anouk = await memory.async_read(lambda c: find_page(c, "Anouk"))
     await memory.async_write(
         lambda c, now: pages.edit_page(c, anouk.id, now, "person", aliases=[])
     )
@@ -527,6 +541,35 @@ async def test_a_merged_away_page_is_restored_only_with_free_names(
         lambda c, now: pages.restore_page(c, other.id, now)
     )
     assert restored.aliases == ("Nouk",)
-    assert (await memory.async_read(lambda c: pages.find_page(c, "noukie v."))).id == (
+    assert (await memory.async_read(lambda c: find_page(c, "noukie v."))).id == (
         other.id
     )
+
+
+async def test_a_merge_into_a_recently_deleted_page_is_refused(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    anouk = await add_page(hass, "Anouk", ANOUK)
+    other = await add_page(hass, "Noukie V.", "Plays the cello.\n")
+    await memory_of(hass).async_write(
+        lambda c, now: pages.delete_page(c, other.id, now)
+    )
+    into_deleted = {
+        "rewrite": [],
+        "create": [],
+        "merge": [
+            {
+                "into": "Noukie V.",
+                "absorb": "Anouk",
+                "text": ANOUK + "Plays the cello.\n",
+                "dropped": [],
+            }
+        ],
+    }
+    agent.server.script = [answer(into_deleted), answer(into_deleted)]
+    result = await run(hass)
+    assert result["summary"]["consolidation"] == "refused"
+    assert any("deleted" in refusal for refusal in result["summary"]["refusals"])
+    live = await memory_of(hass).async_read(lambda c: get_page(c, anouk.id))
+    assert live.deleted_at is None
+    assert "Anouk is Sara's sister" in await memory_of(hass).async_recall("Anouk")

@@ -5,16 +5,26 @@ import sqlite3
 import pytest
 
 from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.pages import (
+from custom_components.desktop_assistant.memory.context import (
     CONTEXT_LIMIT,
     INDEX_SIZE,
-    MemoryError,
+    INSTRUCTIONS,
     build_context,
+)
+from custom_components.desktop_assistant.memory.errors import PageError
+from custom_components.desktop_assistant.memory.page import Page, find_page
+from custom_components.desktop_assistant.memory.pages import (
     create_page,
-    find_page,
+    remember,
+)
+from custom_components.desktop_assistant.memory.revisions import (
+    revisions as page_revisions,
+)
+from custom_components.desktop_assistant.memory.search import (
+    COMMON_WORD_PAGES,
+    RECALL_LIMIT,
     recall,
     recall_text,
-    remember,
 )
 from custom_components.desktop_assistant.memory.text import notes
 from custom_components.desktop_assistant.store import transaction
@@ -24,7 +34,7 @@ DAY = "2026-11-30"
 
 def note(
     connection: sqlite3.Connection, page: str, fact: str, day: str = DAY, **kwargs
-) -> tuple[pages.Page, bool]:
+) -> tuple[Page, bool]:
     with transaction(connection):
         return remember(connection, page, fact, day, 1000.0, **kwargs)
 
@@ -36,7 +46,7 @@ def new_page(
     aliases: list[str] | None = None,
     kind: str = "person",
     now: float = 1000.0,
-) -> pages.Page:
+) -> Page:
     with transaction(connection):
         return create_page(
             connection,
@@ -57,7 +67,7 @@ def test_remember_creates_a_page_with_a_dated_note(
     assert page.name == "Anouk"
     assert page.kind == "person"
     assert page.text == "## Notes\n- 2026-11-30: Birthday is 3 November\n"
-    (revision,) = pages.revisions(connection, page.id)
+    (revision,) = page_revisions(connection, page.id)
     assert revision["author"] == "remember"
     assert revision["text"] == page.text
 
@@ -71,7 +81,7 @@ def test_remember_appends_to_an_existing_page_by_alias_and_keeps_its_text(
     assert written.text == (
         "Sara's sister.\n\n## Notes\n- 2026-12-01: Moved to Leiden\n"
     )
-    assert [r["author"] for r in pages.revisions(connection, page.id)] == [
+    assert [r["author"] for r in page_revisions(connection, page.id)] == [
         "remember",
         "person",
     ]
@@ -107,7 +117,7 @@ def test_remember_refuses_a_tombstoned_name(connection: sqlite3.Connection) -> N
     with transaction(connection):
         pages.delete_forever(connection, page.id, "marco", 2000.0)
     for name in ("Marco", "marc"):
-        with pytest.raises(MemoryError, match="deleted forever") as caught:
+        with pytest.raises(PageError, match="deleted forever") as caught:
             note(connection, name, "Likes football")
         assert caught.value.code == "tombstoned"
     assert find_page(connection, "Marco") is None
@@ -119,7 +129,7 @@ def test_remember_refuses_a_recently_deleted_page(
     page = new_page(connection, "Marco")
     with transaction(connection):
         pages.delete_page(connection, page.id, 2000.0)
-    with pytest.raises(MemoryError) as caught:
+    with pytest.raises(PageError) as caught:
         note(connection, "Marco", "x")
     assert caught.value.code == "deleted"
 
@@ -129,7 +139,7 @@ def test_names_are_unique_ignoring_case_and_accents(
 ) -> None:
     new_page(connection, "Zoë", aliases=["Zoetje"])
     for name, aliases in (("zoe", []), ("Bob", ["ZOETJE"]), ("profile", [])):
-        with pytest.raises(MemoryError) as caught:
+        with pytest.raises(PageError) as caught:
             new_page(connection, name, aliases=aliases)
         assert caught.value.code == "name_taken"
 
@@ -151,7 +161,7 @@ def test_recall_ignores_accents_case_and_filler_words(
     assert [page.name for page in found] == ["Café Flore"]
     found, _ = recall(connection, "utrécht")
     assert [page.name for page in found] == ["Café Flore"]
-    with pytest.raises(MemoryError) as caught:
+    with pytest.raises(PageError) as caught:
         recall(connection, "what do you know about the")
     assert caught.value.code == "no_words"
 
@@ -163,7 +173,7 @@ def test_recall_is_bounded(connection: sqlite3.Connection) -> None:
     assert len(found) == 5
     assert more == 3
     text = recall_text(found, more)
-    assert len(text) <= pages.RECALL_LIMIT + 100
+    assert len(text) <= RECALL_LIMIT + 100
     assert "more pages match" in text
     assert recall_text([], 0).startswith("No page matches")
 
@@ -224,7 +234,7 @@ def test_context_shortens_the_index_first_then_cuts_the_profile(
     assert "Page " not in context
     assert "Fact 00" in context
     assert "Fact 39" not in context
-    assert context.startswith(pages.INSTRUCTIONS)
+    assert context.startswith(INSTRUCTIONS)
 
 
 def test_context_changes_only_when_memory_changes(
@@ -242,7 +252,7 @@ def test_context_changes_only_when_memory_changes(
 def test_recall_ranks_by_rare_words_when_one_is_on_many_pages(
     connection: sqlite3.Connection,
 ) -> None:
-    for number in range(pages.COMMON_WORD_PAGES + 5):
+    for number in range(COMMON_WORD_PAGES + 5):
         new_page(
             connection, f"Neighbour {number}", "Lives in our street.\n", now=number
         )
@@ -252,7 +262,7 @@ def test_recall_ranks_by_rare_words_when_one_is_on_many_pages(
     # Only common words: the newest pages that have them.
     found, more = recall(connection, "street")
     assert [page.name for page in found][:2] == [
-        f"Neighbour {pages.COMMON_WORD_PAGES + 4}",
-        f"Neighbour {pages.COMMON_WORD_PAGES + 3}",
+        f"Neighbour {COMMON_WORD_PAGES + 4}",
+        f"Neighbour {COMMON_WORD_PAGES + 3}",
     ]
     assert more > 0

@@ -197,3 +197,37 @@ def test_plan_json_is_parsed_and_validated() -> None:
     )
     with pytest.raises(InvalidOutput):
         parse_structured('{"rewrite": [], "create": []}', PLAN_SCHEMA)
+
+
+ALLERGY = PageState("Mila", "- 2026-11-02: Allergic to peanuts\n", revision=4)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "She is not allergic to peanuts.\n",
+        "Mila was once allergic to peanuts, no longer.\n",
+        "Not allergic to peanuts\n",
+    ],
+)
+def test_a_line_inside_a_longer_line_is_not_kept(text: str) -> None:
+    memory = MemoryState((ALLERGY,))
+    refusals = check_plan(Plan(rewrites=(Rewrite("Mila", text),)), memory, memory)
+    assert [refusal.code for refusal in refusals] == ["line_lost"]
+
+
+def test_a_line_kept_whole_or_as_a_whole_sentence_is_kept() -> None:
+    memory = MemoryState((ALLERGY,))
+    for text in ("Allergic to peanuts.\n", "Mila is six. Allergic to peanuts.\n"):
+        assert check_plan(Plan(rewrites=(Rewrite("Mila", text),)), memory, memory) == []
+
+
+def test_a_recently_deleted_page_is_no_target() -> None:
+    deleted = PageState("Anouk V.", "", revision=9, deleted=True)
+    memory = MemoryState((PROFILE, ANOUK, deleted))
+    merge = Merge("Anouk V.", "Anouk", ANOUK.text, ())
+    rewrite = Rewrite("Anouk V.", "Plays the cello.\n")
+    for plan in (Plan(merges=(merge,)), Plan(rewrites=(rewrite,))):
+        assert "deleted_page" in [
+            refusal.code for refusal in check_plan(plan, memory, memory)
+        ]

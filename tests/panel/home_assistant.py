@@ -73,8 +73,12 @@ class HomeAssistantProcess:
         self.log = config_dir / "hass.out"
         self._process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
-        """Write the configuration, start hass and wait for its HTTP server."""
+    def start(self, ready_path: str = "/api/onboarding") -> None:
+        """Write the configuration, start hass and wait for its HTTP server.
+
+        `ready_path` answers once it is up: onboarding's, until the owner has
+        onboarded (after that, `/manifest.json`).
+        """
         components = self.config_dir / "custom_components"
         components.mkdir(parents=True, exist_ok=True)
         link = components / "desktop_assistant"
@@ -104,7 +108,7 @@ class HomeAssistantProcess:
             if self._process.poll() is not None:
                 raise RuntimeError(f"hass exited: {self.log.read_text()[-3000:]}")
             with contextlib.suppress(OSError):
-                self.request("GET", "/api/onboarding")
+                self.request("GET", ready_path)
                 return
             time.sleep(0.5)
         raise RuntimeError(f"hass did not start: {self.log.read_text()[-3000:]}")

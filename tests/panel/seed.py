@@ -5,6 +5,7 @@ from pathlib import Path
 import sqlite3
 import time
 
+from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import CONFIG_FOLDER
 from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.record import database
@@ -13,7 +14,7 @@ from custom_components.desktop_assistant.record.models import (
     Entry,
     TurnWrite,
 )
-from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
+from custom_components.desktop_assistant.store import DB_FILE, in_order
 from custom_components.desktop_assistant.store.store import connect, transaction
 
 AGENT = "conversation.household_model"
@@ -116,7 +117,7 @@ def seed_record(config_dir: Path) -> dict[str, str]:
             ],
         )
     )
-    with contextlib.closing(connect(path, MIGRATIONS)) as connection:
+    with contextlib.closing(connect(path, in_order(SCHEMAS))) as connection:
         # In the order they happened, as the record writes them.
         database.append_turns(connection, sorted(turns, key=lambda turn: turn.at))
         seed_memory(connection, now - 86400)

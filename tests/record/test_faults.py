@@ -16,6 +16,7 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
+from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.record import RECALL_TOOL, Record
 from custom_components.desktop_assistant.record.models import (
@@ -23,7 +24,7 @@ from custom_components.desktop_assistant.record.models import (
     Entry,
     TurnWrite,
 )
-from custom_components.desktop_assistant.store import DB_FILE, MIGRATIONS
+from custom_components.desktop_assistant.store import DB_FILE, in_order
 from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import text_reply, tool_call_reply
 
@@ -101,7 +102,7 @@ async def test_diagnostics_count_conversations_without_their_text(
         "available": True,
         "conversations": 1,
         "entries": 2,
-        "schema_version": MIGRATIONS[-1].version,
+        "schema_version": in_order(SCHEMAS)[-1].version,
     }
     text = json.dumps(diagnostics)
     assert "spare key" not in text

@@ -1,5 +1,6 @@
 """The database file: created and migrated at setup, faults reported, never fatal."""
 
+import contextlib
 from pathlib import Path
 import sqlite3
 import threading
@@ -9,17 +10,19 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 import pytest
 
+from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.runtime import DATA_STORE
+from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_STORE
 from custom_components.desktop_assistant.store import (
     DB_FILE,
-    MIGRATIONS,
     Migration,
     Store,
     StoreLocked,
+    in_order,
 )
 from custom_components.desktop_assistant.store.store import transaction
 
+MIGRATIONS = in_order(SCHEMAS)
 LATEST = MIGRATIONS[-1].version
 
 
@@ -191,3 +194,65 @@ async def test_an_unwritable_database_is_reported(hass: HomeAssistant) -> None:
     assert await async_setup_component(hass, DOMAIN, {})
     assert not hass.data[DATA_STORE].available
     assert issue_ids(hass) == {"database_unwritable"}
+
+
+def make_version_2_database(path: Path) -> None:
+    """A database as the code before the features' own schemas made it."""
+    sql = (Path(__file__).parent / "fixtures" / "schema_v2.sql").read_text()
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.executescript(sql)
+        connection.executescript(
+            "INSERT INTO conversations (conversation_id, agent_id, channel,"
+            " started_at, last_activity_at, activity, status) VALUES"
+            " ('conv-old', 'conversation.x', 'text', 1.0, 2.0, 1, 'quiet');"
+            "INSERT INTO conversations (conversation_id, agent_id, channel,"
+            " started_at, last_activity_at, activity, status) VALUES"
+            " ('conv-unread', 'conversation.x', 'text', 4.0, 5.0, 2, 'quiet');"
+            "INSERT INTO entries (conversation, at, kind, text) VALUES"
+            " (1, 1.0, 'user', 'Anouk lives in Leiden.');"
+            "INSERT INTO pages (name, kind, text, created_at, updated_at) VALUES"
+            " ('Anouk', 'person', 'Sara''s sister.', 1.0, 1.0);"
+            "INSERT INTO page_names VALUES ('anouk', 1, 'Anouk', 0);"
+            "INSERT INTO extracted_conversations VALUES ('conv-old', 1, 3.0);"
+            "PRAGMA user_version = 2;"
+        )
+
+
+async def test_a_database_of_the_previous_schema_opens_unchanged(
+    hass: HomeAssistant,
+) -> None:
+    path = db_path(hass)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    await hass.async_add_executor_job(make_version_2_database, path)
+    schema_before = await hass.async_add_executor_job(
+        read, path, "SELECT name, sql FROM sqlite_master ORDER BY name"
+    )
+    assert await async_setup_component(hass, DOMAIN, {})
+    assert hass.data[DATA_STORE].available
+    assert issue_ids(hass) == set()
+    # Versions 1 and 2 are not run again; memory's migration 3 is added.
+    assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
+        (LATEST,)
+    ]
+    schema_after = await hass.async_add_executor_job(
+        read, path, "SELECT name, sql FROM sqlite_master ORDER BY name"
+    )
+    changed = {name for name, sql in set(schema_after) - set(schema_before)}
+    assert changed == {
+        "extracted_conversations",
+        "extraction_queue",
+        "sqlite_autoindex_extraction_queue_1",
+    }
+    assert await hass.async_add_executor_job(
+        read, path, "SELECT conversation_id, last_entry FROM extracted_conversations"
+    ) == [("conv-old", 1)]
+    assert await hass.async_add_executor_job(
+        read, path, "SELECT text FROM entries"
+    ) == [("Anouk lives in Leiden.",)]
+    # The quiet conversation extraction had not read yet waits for the pass.
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert await hass.async_add_executor_job(
+        read, path, "SELECT conversation_id FROM extraction_queue"
+    ) == [("conv-unread",)]
+    memory = hass.data[DATA_MEMORY]
+    assert "Sara's sister" in await memory.async_recall("Anouk")

@@ -5,9 +5,11 @@ The nightly pass keeps its own richer runs (memory's `nightly_runs`).
 
 from typing import Final
 
+from ..store import Migration
+
 # `outcome` is `running` until the run ends; `summary` is a JSON object
 # (retention: `{"deleted": n}`).
-JOB_RUNS_V5: Final = """
+JOB_RUNS_V6: Final = """
 CREATE TABLE job_runs (
     id INTEGER PRIMARY KEY,
     job TEXT NOT NULL,
@@ -19,3 +21,5 @@ CREATE TABLE job_runs (
 );
 CREATE INDEX job_runs_by_job ON job_runs (job, id);
 """
+
+SCHEMA: Final = (Migration(6, "job runs", JOB_RUNS_V6),)

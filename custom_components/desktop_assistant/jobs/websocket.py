@@ -15,11 +15,17 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.util import dt as dt_util
 import probatio as vol
 
-from ..const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_NIGHTLY_TIME, DOMAIN
+from ..const import (
+    CONF_NIGHTLY,
+    CONF_NIGHTLY_TIME,
+    DEFAULT_NIGHTLY,
+    DEFAULT_NIGHTLY_TIME,
+    DOMAIN,
+)
 from ..memory import runs as nightly_runs
-from ..memory.nightly import parse_time
+from ..memory.schedule import parse_time
 from ..record.conversation_record import RETENTION_HOUR
-from ..runtime import DATA_MEMORY, DATA_RECORD, DATA_STORE
+from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD, DATA_STORE
 from ..store import StoreError
 from .runs import JOB_RETENTION, async_run_job, is_running, list_runs
 
@@ -41,7 +47,7 @@ def nightly_time(hass: HomeAssistant) -> dt_time | None:
     """When the nightly pass runs, by the first entry's options; None when off."""
     entries = hass.config_entries.async_loaded_entries(DOMAIN)
     options = entries[0].options if entries else {}
-    if not options.get(CONF_NIGHTLY, True):
+    if not options.get(CONF_NIGHTLY, DEFAULT_NIGHTLY):
         return None
     return parse_time(options.get(CONF_NIGHTLY_TIME, DEFAULT_NIGHTLY_TIME))
 
@@ -56,7 +62,7 @@ async def nightly_job(hass: HomeAssistant, now: datetime) -> dict[str, Any] | No
         "job": JOB_NIGHTLY,
         "schedule": at.isoformat("minutes") if at else None,
         "next_run": next_daily(at, now).isoformat() if at else None,
-        "running": memory.nightly.running,
+        "running": hass.data[DATA_NIGHTLY].running,
         "runs": [
             {
                 key: run[key]
@@ -100,7 +106,7 @@ async def websocket_list_jobs(
 async def run_now(hass: HomeAssistant, job: str) -> dict[str, Any]:
     """Run a job for a person on the panel; what it did."""
     if job == JOB_NIGHTLY:
-        return await hass.data[DATA_MEMORY].nightly.async_run("person")
+        return await hass.data[DATA_NIGHTLY].async_run("person")
     deleted = await async_run_job(
         hass,
         JOB_RETENTION,
@@ -124,10 +130,8 @@ async def websocket_run_job(
     if job == JOB_NIGHTLY and DATA_MEMORY not in hass.data:
         connection.send_error(msg["id"], websocket_api.ERR_NOT_FOUND, "Memory is off")
         return
-    memory = hass.data.get(DATA_MEMORY)
-    if is_running(hass, job) or (
-        job == JOB_NIGHTLY and memory and memory.nightly.running
-    ):
+    nightly = hass.data.get(DATA_NIGHTLY)
+    if is_running(hass, job) or (job == JOB_NIGHTLY and nightly and nightly.running):
         connection.send_error(msg["id"], ERR_IN_PROGRESS, f"The {job} job is running")
         return
     try:

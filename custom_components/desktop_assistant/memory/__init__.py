@@ -1,1 +1,151 @@
-"""Long-term memory: pages, the tools that write and read them, the nightly pass."""
+"""Long-term memory: pages, the tools that write and read them, the nightly pass.
+
+`async_setup_memory` opens it on the store (its tables are `SCHEMA`), queues
+the conversations the record says went quiet, and offers the nightly pass as
+the `run_nightly` action (administrators, automations and scripts).
+"""
+
+from datetime import datetime
+import logging
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import (
+    HomeAssistant,
+    ServiceCall,
+    ServiceResponse,
+    SupportsResponse,
+    callback,
+)
+from homeassistant.exceptions import ServiceValidationError
+
+from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
+from ..record import async_listen_quiet, database
+from ..runtime import (
+    DATA_MEMORY,
+    DATA_NIGHTLY,
+    DATA_NIGHTLY_SCHEDULE,
+    DATA_RECORD,
+    DATA_STORE,
+)
+from ..store import StoreError
+from . import extraction, runs
+from .household import Memory
+from .nightly import NightlyPass
+from .schedule import NightlySchedule
+from .schema import SCHEMA
+from .websocket import async_register_commands
+
+__all__ = ["SCHEMA", "Memory", "async_schedule_nightly", "async_setup_memory"]
+
+_LOGGER = logging.getLogger(__name__)
+
+STATE_QUEUE_FILLED = "queue_filled"
+# Conversations read per query while filling the queue once after an upgrade.
+FILL_PAGE = 500
+
+
+async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
+    """Make memory available when the store opened, with its nightly pass."""
+    store = hass.data[DATA_STORE]
+    if not store.available:
+        return None
+    memory = Memory(hass, store)
+    try:
+        await memory.async_load()
+        if interrupted := await memory.async_write(
+            lambda connection, now: runs.end_interrupted(connection)
+        ):
+            _LOGGER.info("Marked %s nightly run(s) a stop interrupted", interrupted)
+    except StoreError:
+        return None
+    nightly = NightlyPass(hass, memory)
+    hass.data[DATA_MEMORY] = memory
+    hass.data[DATA_NIGHTLY] = nightly
+    hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly)
+    async_register_commands(hass)
+
+    @callback
+    def went_quiet(conversation_id: str) -> None:
+        hass.async_create_task(_async_enqueue(memory, conversation_id))
+
+    async_listen_quiet(hass, went_quiet)
+    hass.async_create_background_task(
+        _async_fill_queue(hass, memory), f"{DOMAIN} extraction queue"
+    )
+
+    async def run_nightly(call: ServiceCall) -> ServiceResponse:
+        await _async_check_admin(hass, call)
+        return await nightly.async_run("action")
+
+    hass.services.async_register(
+        DOMAIN,
+        SERVICE_RUN_NIGHTLY,
+        run_nightly,
+        supports_response=SupportsResponse.OPTIONAL,
+    )
+    return memory
+
+
+async def _async_check_admin(hass: HomeAssistant, call: ServiceCall) -> None:
+    """Refuse a signed-in user who is not an administrator.
+
+    Automations and scripts (no user, or the system) run the pass.
+    """
+    if call.context.user_id is None:
+        return
+    user = await hass.auth.async_get_user(call.context.user_id)
+    if user is not None and not user.is_admin and not user.system_generated:
+        raise ServiceValidationError(
+            translation_domain=DOMAIN, translation_key="run_nightly_admin_only"
+        )
+
+
+async def _async_enqueue(memory: Memory, conversation_id: str) -> None:
+    try:
+        await memory.async_write(
+            lambda connection, now: extraction.enqueue(connection, conversation_id, now)
+        )
+    except StoreError:
+        _LOGGER.debug("Conversation %s not queued for extraction", conversation_id)
+
+
+async def _async_fill_queue(hass: HomeAssistant, memory: Memory) -> None:
+    """Queue, once, the quiet conversations a database from before the queue holds."""
+    record = hass.data[DATA_RECORD]
+    try:
+        if await memory.async_read(
+            lambda connection: runs.get_state(connection, STATE_QUEUE_FILLED)
+        ):
+            return
+        before = None
+        while True:
+            found, before = await record.async_read(
+                lambda connection, cursor=before: database.list_conversations(
+                    connection, limit=FILL_PAGE, before=cursor
+                )
+            )
+            quiet = [
+                (c["conversation_id"], datetime.fromisoformat(c["last_activity_at"]))
+                for c in found
+                if c["status"] == "quiet"
+            ]
+            await memory.async_write(
+                lambda connection, now, ids=quiet: extraction.enqueue_unread(
+                    connection, ids, now
+                )
+            )
+            if before is None:
+                break
+        await memory.async_write(
+            lambda connection, now: runs.set_state(connection, STATE_QUEUE_FILLED, "1")
+        )
+    except StoreError:
+        _LOGGER.debug("The extraction queue is filled at the next start")
+
+
+@callback
+def async_schedule_nightly(hass: HomeAssistant, entry: ConfigEntry) -> None:
+    """Schedule the nightly pass by a loaded entry's options."""
+    if (schedule := hass.data.get(DATA_NIGHTLY_SCHEDULE)) is not None:
+        schedule.async_schedule(entry)
+        entry.async_on_unload(schedule.async_stop)

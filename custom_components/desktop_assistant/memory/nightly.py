@@ -3,12 +3,13 @@
 It runs at a time of day (an entry option), on `desktop_assistant.run_nightly`,
 and once soon after start when HA was down at the scheduled time. It talks to
 llama-server through `generate.Generator`, stepping aside for conversations.
+Every run ends `ok`, `no_server`, `cancelled` or `failed: <reason>`; one that
+a kill leaves `running` is marked at the next start (`runs.end_interrupted`).
 """
 
 import asyncio
 import contextlib
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, time as dt_time, timedelta
+from dataclasses import asdict, dataclass, field
 import json
 import logging
 import sqlite3
@@ -16,39 +17,43 @@ import time
 from typing import Any, Final
 
 import aiohttp
-from homeassistant.config_entries import ConfigEntry, ConfigEntryState
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_MODEL
-from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
-from homeassistant.helpers.event import async_call_later, async_track_time_change
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
-import probatio as vol
 
-from ..const import (
-    CHARS_PER_TOKEN,
-    CONF_NIGHTLY,
-    CONF_NIGHTLY_TIME,
-    DEFAULT_NIGHTLY_TIME,
-    DOMAIN,
-    SUBENTRY_AI_TASK,
-)
+from ..const import DOMAIN, SUBENTRY_AI_TASK
+from ..record import database
+from ..runtime import DATA_RECORD
 from ..server.activity import async_get_activity
 from ..server.background import async_server_for_background
 from ..server.client import LlamaServerClient
 from ..server.generate import GenerationError, Generator
 from ..store import StoreError
 from ..text import fold_name
-from . import pages, runs
-from .memory import Memory
-from .pages import MemoryError
-from .plan import (
-    PLAN_SCHEMA,
-    MemoryState,
-    Plan,
-    Refusal,
-    check_plan,
-    parse_plan,
-    refusal_text,
+from . import extraction, runs
+from .consolidation import (
+    PLAN_CHARS,
+    apply_plan,
+    memory_state,
+    pages_to_consolidate,
+    shown_pages,
 )
+from .errors import PageError
+from .household import Memory
+from .page import find_page, page_names
+from .pages import remember
+from .plan import PLAN_SCHEMA, MemoryState, Plan, check_plan, parse_plan, refusal_text
+from .prompts import (
+    EXTRACT_CHARS,
+    EXTRACT_PARTS,
+    MAX_PLAN_NAMES,
+    NOTES_SCHEMA,
+    extraction_messages,
+    plan_messages,
+)
+from .revisions import latest_revision
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -56,67 +61,11 @@ MAX_CONVERSATIONS: Final = 30
 # Pages shown to the consolidation call: the profile and those changed most
 # recently since the last tidy-up.
 MAX_PLAN_PAGES: Final = 20
-# Names of other pages listed for the model, so it can link and avoid clashes.
-MAX_PLAN_NAMES: Final = 200
-# The consolidation request's pages and names, in characters (about a
-# quarter as many tokens), so that it fits a 4096-token context.
-PLAN_CHARS: Final = 9000
-CATCH_UP_DELAY: Final = 120.0
 STATE_CONSOLIDATED = "consolidated_revision"
-STATE_FIRST_SEEN = "first_seen"
-
-NOTES_SCHEMA = vol.Schema(
-    {
-        vol.Required("notes"): [
-            vol.Schema(
-                {
-                    vol.Required("page"): str,
-                    vol.Required("type"): vol.In(list(pages.PAGE_KINDS)),
-                    vol.Required("fact"): str,
-                }
-            )
-        ]
-    }
-)
-
-EXTRACT_PROMPT: Final = """\
-You keep the long-term memory of a household's voice assistant. Read a \
-conversation and return the lasting facts in it, as JSON: {"notes": [{"page", \
-"type", "fact"}]}.
-
-Note only facts the person stated or confirmed, about their household's world, \
-that will still be true in a month: birthdays, relationships, where someone \
-lives or works, preferences, plans. "No notes" ({"notes": []}) is the normal \
-answer. Skip what is true only inside the conversation, what can be looked up \
-live (weather, news, times), moods, and what only the assistant said. Tool \
-calls show what was looked up; they are not facts about the household.
-
-`page` is who or what the fact is about: a person's name, a place, a \
-project, a thing. Facts about the person speaking or the household as a whole \
-go on the page `profile`. Use an existing page name when one fits. The name of \
-the device the person spoke to is a room or a device, never a person. \
-`fact` is one short sentence in the conversation's language.
-"""
-
-PLAN_PROMPT: Final = """\
-You keep the long-term memory of a household's voice assistant tidy. Below are \
-pages of memory, each with its dated notes under "## Notes". Return a plan as \
-JSON: {"rewrite": [...], "create": [...], "merge": [...]}; empty lists change \
-nothing.
-
-- rewrite {"page", "text", "dropped"}: new text for a page that folds its notes \
-into plain sentences, removes duplicates, keeps the newer fact when two \
-contradict, and adds [[links]] to other pages.
-- create {"page", "type", "text"}: a new page, for example to move detail off \
-an over-budget profile.
-- merge {"into", "absorb", "text", "dropped"}: two pages about the same thing; \
-`absorb` is deleted and its names become aliases of `into`.
-
-Every line you remove on purpose (a superseded fact, a duplicate) must be \
-listed in `dropped` with its `reason`. Keep every other fact. Never empty a \
-page, never rename or merge the profile, never use a name that is taken. The \
-profile should stay under {budget} tokens (about {chars} characters).
-"""
+STATE_FAILED_RUNS = "failed_runs"
+# After this many failed runs in a row, a Repairs issue says so.
+FAILED_RUNS_ISSUE: Final = 3
+ISSUE_FAILING: Final = "nightly_failing"
 
 
 @dataclass(slots=True)
@@ -126,37 +75,39 @@ class RunSummary:
     conversations: int = 0
     trivial: int = 0
     notes: int = 0
+    failed: int = 0
+    given_up: int = 0
     rewritten: int = 0
     created: int = 0
     merged: int = 0
     dropped: int = 0
-    refusals: list[str] = field(default_factory=list)
     consolidation: str = "not_needed"
+    refusals: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The summary as stored with the run."""
-        return {
-            "conversations": self.conversations,
-            "trivial": self.trivial,
-            "notes": self.notes,
-            "rewritten": self.rewritten,
-            "created": self.created,
-            "merged": self.merged,
-            "dropped": self.dropped,
-            "consolidation": self.consolidation,
-            "refusals": self.refusals,
-        }
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Run:
+    """One run in progress: its row, its summary and what it keeps for the panel."""
+
+    run_id: int
+    summary: RunSummary = field(default_factory=RunSummary)
+    detail: dict[str, Any] = field(default_factory=dict)
+    # Whether any model call of the run succeeded.
+    answered: bool = False
 
 
 class NightlyPass:
-    """Runs the pass, one at a time, and schedules it."""
+    """Runs the pass, one at a time."""
 
     def __init__(self, hass: HomeAssistant, memory: Memory) -> None:
-        """Prepare; `async_schedule` starts the timers."""
+        """Prepare; `schedule.NightlySchedule` runs it at its time."""
         self.hass = hass
         self.memory = memory
         self._lock = asyncio.Lock()
-        self._unsubscribe: list[CALLBACK_TYPE] = []
 
     @property
     def running(self) -> bool:
@@ -175,53 +126,99 @@ class NightlyPass:
 
     async def _async_run_locked(self, trigger: str) -> dict[str, Any]:
         started = time.monotonic()
-        run_id = await self.memory.async_write(
-            lambda connection, now: runs.insert_run(connection, trigger, now)
-        )
-        summary = RunSummary()
-        changes: list[runs.PageChange] = []
-        detail: dict[str, Any] = {}
-        outcome = "ok"
-        try:
-            generator = await self._async_generator()
-            if generator is None:
-                outcome = "no_server"
-            else:
-                changes += await self._async_extract(generator, run_id, summary)
-                changes += await self._async_consolidate(
-                    generator, run_id, summary, detail
-                )
-        except GenerationError as err:
-            outcome = f"failed: {err.kind}"
-            detail["error"] = str(err)
-            _LOGGER.warning("The nightly pass stopped: %s", err)
-        except StoreError as err:
-            outcome = f"failed: database {err.kind}"
-        duration = time.monotonic() - started
-        # A store fault is already reported by the store.
-        with contextlib.suppress(StoreError):
+        run = Run(
             await self.memory.async_write(
-                lambda connection, now: runs.finish_run(
-                    connection,
-                    run_id,
-                    duration=duration,
-                    outcome=outcome,
-                    summary=summary.as_dict(),
-                    detail=detail,
-                    changes=changes,
-                )
+                lambda connection, now: runs.insert_run(connection, trigger, now)
             )
-        _LOGGER.info(
-            "Nightly pass (%s) %s in %.1f s: %s",
-            trigger,
-            outcome,
-            duration,
-            summary.as_dict(),
         )
-        return {"run_id": run_id, "outcome": outcome, "summary": summary.as_dict()}
+        try:
+            outcome = await self._async_pass(run)
+        except asyncio.CancelledError:
+            # HA is stopping: the run's row says so before the task ends.
+            await asyncio.shield(self._async_finish(run, "cancelled", started))
+            raise
+        await self._async_finish(run, outcome, started)
+        return {
+            "run_id": run.run_id,
+            "outcome": outcome,
+            "summary": run.summary.as_dict(),
+        }
 
-    async def _async_generator(self) -> Generator | None:
-        """The model of the first loaded server entry: its AI task's, else its agent's."""
+    async def _async_pass(self, run: Run) -> str:
+        """Extract, then consolidate; return the outcome."""
+        try:
+            generator = await self.async_get_generator()
+            if generator is None:
+                return "no_server"
+            failure = await self._async_extract(generator, run)
+            if failure is None:
+                await self._async_consolidate(generator, run)
+        except GenerationError as err:
+            run.detail["error"] = str(err)
+            _LOGGER.warning("The nightly pass stopped: %s", err)
+            return f"failed: {err.kind}"
+        except StoreError as err:
+            return f"failed: database {err.kind}"
+        except PageError as err:
+            run.detail["error"] = str(err)
+            _LOGGER.warning("The nightly pass could not apply its plan: %s", err)
+            return f"failed: plan not applied ({err.code})"
+        except Exception as err:  # a bug must not leave the run running
+            _LOGGER.exception("The nightly pass failed")
+            run.detail["error"] = repr(err)
+            return f"failed: {type(err).__name__}"
+        return failure or "ok"
+
+    async def _async_finish(self, run: Run, outcome: str, started: float) -> None:
+        duration = time.monotonic() - started
+        summary = run.summary.as_dict()
+
+        def work(connection: sqlite3.Connection, now: float) -> int:
+            runs.finish_run(
+                connection,
+                run.run_id,
+                duration=duration,
+                outcome=outcome,
+                summary=summary,
+                detail=run.detail,
+            )
+            failed = int(runs.get_state(connection, STATE_FAILED_RUNS) or 0)
+            failed = failed + 1 if outcome.startswith("failed") else 0
+            runs.set_state(connection, STATE_FAILED_RUNS, str(failed))
+            return failed
+
+        # A store fault is already reported by the store; the next start
+        # marks the run.
+        with contextlib.suppress(StoreError):
+            self._report_failing(await self.memory.async_write(work), outcome)
+        _LOGGER.info(
+            "Nightly pass %s in %.1f s: %s", outcome, duration, run.summary.as_dict()
+        )
+
+    def _report_failing(self, failed_runs: int, outcome: str) -> None:
+        """Raise a Repairs issue when runs keep failing; clear it when one works."""
+        if failed_runs < FAILED_RUNS_ISSUE:
+            if not failed_runs:
+                ir.async_delete_issue(self.hass, DOMAIN, ISSUE_FAILING)
+            return
+        ir.async_create_issue(
+            self.hass,
+            DOMAIN,
+            ISSUE_FAILING,
+            is_fixable=False,
+            severity=ir.IssueSeverity.WARNING,
+            translation_key=ISSUE_FAILING,
+            translation_placeholders={
+                "runs": str(failed_runs),
+                "outcome": outcome.removeprefix("failed: "),
+            },
+        )
+
+    async def async_get_generator(self) -> Generator | None:
+        """The one place the pass chooses its server and model.
+
+        The first loaded server entry; its AI task's model, else its agent's.
+        """
         for entry in self.hass.config_entries.async_entries(DOMAIN):
             if entry.state is not ConfigEntryState.LOADED:
                 continue
@@ -260,56 +257,122 @@ class NightlyPass:
             _LOGGER.debug("Could not read the server's slots: %r", err)
             return 1
 
-    async def _async_extract(
-        self, generator: Generator, run_id: int, summary: RunSummary
-    ) -> list[runs.PageChange]:
-        """Note lasting facts of quiet conversations, like remember does."""
-        transcripts = await self.memory.async_read(
-            lambda connection: runs.pending_transcripts(connection, MAX_CONVERSATIONS)
+    async def _async_transcripts(self) -> list[extraction.Transcript]:
+        """The queued quiet conversations with entries not read yet, oldest first.
+
+        Read through the record's own functions; a conversation the record no
+        longer holds leaves the queue.
+        """
+        record = self.hass.data[DATA_RECORD]
+        queue = await self.memory.async_read(
+            lambda connection: extraction.queued(connection, MAX_CONVERSATIONS * 4)
         )
-        touched: dict[int, runs.PageChange] = {}
-        for transcript in transcripts:
-            summary.conversations += 1
-            if transcript.trivial:
-                summary.trivial += 1
-            else:
-                names = await self.memory.async_read(_page_names)
-                generation = await generator.async_generate(
-                    extraction_messages(transcript, names),
-                    structure=NOTES_SCHEMA,
-                    name="notes",
-                    max_tokens=512,
-                )
-                day = (
-                    dt_util.as_local(
-                        datetime.fromtimestamp(transcript.last_activity_at, UTC)
-                    )
-                    .date()
-                    .isoformat()
-                )
-                for note in generation.data["notes"]:
-                    if _is_device_name(note["page"], transcript.device_name):
-                        _LOGGER.debug("Skipping a note about the device name")
-                        continue
-                    await self._async_note(note, day, transcript, touched, summary)
-            await self.memory.async_write(
-                lambda connection, now, t=transcript: runs.mark_extracted(
-                    connection, t, now
+        found: list[extraction.Transcript] = []
+        for conversation_id, failures in queue:
+            conversation = await record.async_read(
+                lambda connection, cid=conversation_id: database.get_conversation(
+                    connection, cid
                 )
             )
-        return list(touched.values())
+            if conversation is None or conversation["status"] != "quiet":
+                if conversation is None:
+                    await self.memory.async_write(
+                        lambda connection, now, cid=conversation_id: extraction.dequeue(
+                            connection, cid
+                        )
+                    )
+                continue
+            mark = await self.memory.async_read(
+                lambda connection, c=conversation: extraction.read_mark(connection, c)
+            )
+            transcript = extraction.transcript_of(conversation, mark, failures)
+            if transcript.last_entry == mark:
+                await self._async_mark_read(transcript)
+                continue
+            found.append(transcript)
+            if len(found) == MAX_CONVERSATIONS:
+                break
+        return found
+
+    async def _async_mark_read(self, transcript: extraction.Transcript) -> None:
+        await self.memory.async_write(
+            lambda connection, now: extraction.mark_extracted(
+                connection, transcript, now
+            )
+        )
+
+    async def _async_extract(self, generator: Generator, run: Run) -> str | None:
+        """Note lasting facts of quiet conversations; return a failure, if all failed.
+
+        A conversation that fails goes behind the others and is given up
+        after `MAX_FAILURES` runs; it never blocks the ones after it.
+        """
+        failed: list[tuple[extraction.Transcript, GenerationError]] = []
+        for transcript in await self._async_transcripts():
+            run.summary.conversations += 1
+            try:
+                await self._async_extract_one(generator, run, transcript)
+            except GenerationError as err:
+                _LOGGER.debug("Extraction of %s failed: %s", transcript, err)
+                run.summary.failed += 1
+                failed.append((transcript, err))
+                await self.memory.async_write(
+                    lambda connection, now, t=transcript: extraction.count_failure(
+                        connection, t.conversation_id
+                    )
+                )
+                continue
+            await self._async_mark_read(transcript)
+        for transcript, err in failed:
+            # An answer the model cannot give is the conversation's fault; a
+            # server that answered nothing all night is not.
+            blamed = run.answered or err.kind == "invalid_output"
+            if blamed and transcript.failures + 1 >= extraction.MAX_FAILURES:
+                run.summary.given_up += 1
+                await self._async_mark_read(transcript)
+        if failed and not run.answered:
+            run.detail["error"] = str(failed[0][1])
+            return f"failed: {failed[0][1].kind}"
+        return None
+
+    async def _async_extract_one(
+        self, generator: Generator, run: Run, transcript: extraction.Transcript
+    ) -> None:
+        if transcript.trivial:
+            run.summary.trivial += 1
+            return
+        day = dt_util.as_local(transcript.last_activity_at).date().isoformat()
+        for part in extraction.transcript_parts(
+            transcript.lines, EXTRACT_CHARS, EXTRACT_PARTS
+        ):
+            names = await self.memory.async_read(
+                lambda connection: page_names(connection, MAX_PLAN_NAMES)
+            )
+            generation = await generator.async_generate(
+                extraction_messages(part, transcript.device_name, names),
+                structure=NOTES_SCHEMA,
+                name="notes",
+                max_tokens=512,
+            )
+            run.answered = True
+            for note in generation.data["notes"]:
+                if _is_device_name(note["page"], transcript.device_name):
+                    _LOGGER.debug("Skipping a note about the device name")
+                    continue
+                await self._async_note(note, day, transcript, run)
 
     async def _async_note(
         self,
         note: dict[str, str],
         day: str,
-        transcript: runs.Transcript,
-        touched: dict[int, runs.PageChange],
-        summary: RunSummary,
+        transcript: extraction.Transcript,
+        run: Run,
     ) -> None:
-        def work(connection: sqlite3.Connection, now: float) -> tuple[Any, bool, str]:
-            before = pages.find_page(connection, note["page"])
-            page, added = pages.remember(
+        """Write a note and, in the same transaction, the run's record of it."""
+
+        def work(connection: sqlite3.Connection, now: float) -> bool:
+            before = find_page(connection, note["page"])
+            page, added = remember(
                 connection,
                 note["page"],
                 note["fact"],
@@ -319,74 +382,55 @@ class NightlyPass:
                 kind=note["type"],
                 source=transcript.conversation_id,
             )
-            return page, added, before.text if before else None
+            if added:
+                runs.record_note(
+                    connection,
+                    run.run_id,
+                    page.id,
+                    before.text if before else None,
+                    transcript.conversation_id,
+                )
+            return added
 
         try:
-            page, added, before_text = await self.memory.async_write(work)
-        except MemoryError as err:
+            if await self.memory.async_write(work):
+                run.summary.notes += 1
+        except PageError as err:
             _LOGGER.debug("Extraction note not kept: %s", err)
-            return
-        if not added:
-            return
-        summary.notes += 1
-        change = touched.get(page.id)
-        if change is None:
-            change = touched[page.id] = runs.PageChange(
-                page.id,
-                page.name,
-                "notes",
-                before_text,
-                page.text,
-                None,
-                page.revision,
-            )
-        change.after_text = page.text
-        change.after_revision = page.revision
-        if transcript.conversation_id not in change.sources:
-            change.sources.append(transcript.conversation_id)
 
-    async def _async_consolidate(
-        self,
-        generator: Generator,
-        run_id: int,
-        summary: RunSummary,
-        detail: dict[str, Any],
-    ) -> list[runs.PageChange]:
+    async def _async_consolidate(self, generator: Generator, run: Run) -> None:
         """Ask for a plan over what changed; apply it when the checks accept it."""
         budget = self.memory.profile_budget
 
         def snapshot(connection: sqlite3.Connection) -> Any:
             since = int(runs.get_state(connection, STATE_CONSOLIDATED) or 0)
-            if runs.latest_revision(connection) <= since:
+            if latest_revision(connection) <= since:
                 return None
+            shown = shown_pages(
+                pages_to_consolidate(connection, since, MAX_PLAN_PAGES), PLAN_CHARS
+            )
             return (
-                runs.memory_state(connection, budget),
-                runs.pages_to_consolidate(connection, since, MAX_PLAN_PAGES),
-                _page_names(connection),
+                memory_state(connection, budget, shown),
+                shown,
+                page_names(connection, MAX_PLAN_NAMES),
             )
 
         taken = await self.memory.async_read(snapshot)
         if taken is None:
-            return []
+            return
         planned, shown, names = taken
-        messages = plan_messages(shown, names, budget)
+        messages = plan_messages(shown, names, budget, PLAN_CHARS)
         for attempt in range(2):
             generation = await generator.async_generate(
                 messages, structure=PLAN_SCHEMA, name="plan", max_tokens=4096
             )
             plan = parse_plan(generation.data)
-            refusals, changes = await self._async_apply(plan, planned, run_id)
+            refusals = await self._async_apply(plan, planned, run.run_id)
             if not refusals:
-                summary.consolidation = "applied" if attempt == 0 else "applied_second"
-                summary.rewritten = len(plan.rewrites)
-                summary.created = len(plan.creates)
-                summary.merged = len(plan.merges)
-                summary.dropped = sum(
-                    len(action.dropped) for action in (*plan.rewrites, *plan.merges)
-                )
-                return changes
-            summary.refusals = [refusal.message for refusal in refusals]
-            detail.setdefault("refused_plans", []).append(generation.data)
+                _count_applied(run.summary, plan, attempt)
+                return
+            run.summary.refusals = [refusal.message for refusal in refusals]
+            run.detail.setdefault("refused_plans", []).append(generation.data)
             messages = [
                 *messages,
                 {"role": "assistant", "content": json.dumps(generation.data)},
@@ -397,26 +441,26 @@ class NightlyPass:
                     + "\nSend a corrected plan.",
                 },
             ]
-        summary.consolidation = "refused"
-        return []
+        run.summary.consolidation = "refused"
 
     async def _async_apply(
         self, plan: Plan, planned: MemoryState, run_id: int
-    ) -> tuple[list[Refusal], list[runs.PageChange]]:
-        """Check the plan against memory now and apply it, in one transaction."""
+    ) -> list[Any]:
+        """Check the plan against memory now and apply it, in one transaction.
+
+        Raises PageError when applying fails: nothing of the plan is kept.
+        """
         budget = self.memory.profile_budget
 
-        def work(
-            connection: sqlite3.Connection, now: float
-        ) -> tuple[list[Refusal], list[runs.PageChange]]:
-            current = runs.memory_state(connection, budget)
+        def work(connection: sqlite3.Connection, now: float) -> list[Any]:
+            current = memory_state(connection, budget)
             if refusals := check_plan(plan, planned, current):
-                return refusals, []
-            changes = runs.apply_plan(connection, plan, now, run_id)
+                return refusals
+            apply_plan(connection, plan, planned, now, run_id)
             runs.set_state(
-                connection, STATE_CONSOLIDATED, str(runs.latest_revision(connection))
+                connection, STATE_CONSOLIDATED, str(latest_revision(connection))
             )
-            return [], changes
+            return []
 
         return await self.memory.async_write(work)
 
@@ -426,83 +470,15 @@ class NightlyPass:
             lambda connection, now: runs.revert_page(connection, run_id, page_id, now)
         )
 
-    @callback
-    def async_schedule(self, entry: ConfigEntry | None) -> None:
-        """Run daily at the entry's time of day (unless off); catch up a missed run."""
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
-        options = entry.options if entry else {}
-        if not options.get(CONF_NIGHTLY, True):
-            return
-        at = parse_time(options.get(CONF_NIGHTLY_TIME, DEFAULT_NIGHTLY_TIME))
 
-        async def scheduled(now: datetime) -> None:
-            await self.async_run("schedule")
-
-        self._unsubscribe.append(
-            async_track_time_change(
-                self.hass, scheduled, hour=at.hour, minute=at.minute, second=0
-            )
-        )
-        self.hass.async_create_background_task(
-            self._async_catch_up(at), f"{DOMAIN} nightly catch-up"
-        )
-
-    async def _async_catch_up(self, at: dt_time) -> None:
-        """Run once soon after start when the last scheduled run was missed."""
-        if await self.async_missed(at, dt_util.now()):
-
-            async def catch_up(now: datetime) -> None:
-                await self.async_run("catch_up")
-
-            self._unsubscribe.append(
-                async_call_later(self.hass, CATCH_UP_DELAY, catch_up)
-            )
-
-    async def async_missed(self, at: dt_time, now: datetime) -> bool:
-        """Whether no run started since the last scheduled time before `now`."""
-        scheduled = now.replace(hour=at.hour, minute=at.minute, second=0, microsecond=0)
-        if scheduled > now:
-            scheduled -= timedelta(days=1)
-
-        def last(connection: sqlite3.Connection, stamp: float) -> float:
-            if runs.get_state(connection, STATE_FIRST_SEEN) is None:
-                runs.set_state(connection, STATE_FIRST_SEEN, str(stamp))
-            first_seen = float(runs.get_state(connection, STATE_FIRST_SEEN) or stamp)
-            row = connection.execute(
-                "SELECT max(started_at) FROM nightly_runs WHERE outcome != 'skipped'"
-            ).fetchone()
-            return max(first_seen, row[0] or 0.0)
-
-        last_run = await self.memory.async_write(last)
-        return last_run < scheduled.timestamp()
-
-    @callback
-    def async_stop(self) -> None:
-        """Cancel the timers."""
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
-        self._unsubscribe = []
-
-
-def parse_time(value: str) -> dt_time:
-    """Read a time of day ("03:00" or "03:00:00")."""
-    parsed = dt_util.parse_time(value)
-    if parsed is None:
-        raise ValueError(f"not a time of day: {value!r}")
-    return parsed
-
-
-def _page_names(connection: sqlite3.Connection) -> list[str]:
-    return [
-        row[0]
-        for row in connection.execute(
-            "SELECT name FROM pages WHERE deleted_at IS NULL AND kind != 'profile' "
-            "ORDER BY updated_at DESC LIMIT ?",
-            (MAX_PLAN_NAMES,),
-        )
-    ]
+def _count_applied(summary: RunSummary, plan: Plan, attempt: int) -> None:
+    summary.consolidation = "applied" if attempt == 0 else "applied_second"
+    summary.rewritten = len(plan.rewrites)
+    summary.created = len(plan.creates)
+    summary.merged = len(plan.merges)
+    summary.dropped = sum(
+        len(action.dropped) for action in (*plan.rewrites, *plan.merges)
+    )
 
 
 def _is_device_name(page: str, device_name: str | None) -> bool:
@@ -513,69 +489,3 @@ def _is_device_name(page: str, device_name: str | None) -> bool:
         fold_name(device_name),
         fold_name(device_name.split()[0]),
     }
-
-
-def extraction_messages(
-    transcript: runs.Transcript, names: list[str]
-) -> list[dict[str, str]]:
-    """The extraction request for one conversation."""
-    device = (
-        f"The person spoke to a device named {transcript.device_name!r}.\n"
-        if transcript.device_name
-        else ""
-    )
-    known = ", ".join(names[:MAX_PLAN_NAMES]) or "(none yet)"
-    return [
-        {"role": "system", "content": EXTRACT_PROMPT},
-        {
-            "role": "user",
-            "content": f"Existing pages: {known}\n{device}\nConversation:\n"
-            + "\n".join(transcript.lines),
-        },
-    ]
-
-
-def plan_messages(
-    shown: list[pages.Page], names: list[str], budget: int
-) -> list[dict[str, str]]:
-    """The consolidation request: the pages to tidy, the other pages' names.
-
-    Bounded by PLAN_CHARS so that it fits a small model's context; pages
-    left out are tidied on a later night.
-    """
-    room = PLAN_CHARS
-    sections: list[str] = []
-    for page in shown:
-        section = (
-            f"### {page.name} [{'profile' if page.is_profile else page.kind}]"
-            + (f" (aliases: {', '.join(page.aliases)})" if page.aliases else "")
-            + f"\n{page.text.strip()}"
-        )
-        if sections and len(section) > room:
-            break
-        sections.append(section)
-        room -= len(section) + 2
-    shown_names = {page.name for page in shown}
-    others: list[str] = []
-    for name in names:
-        if name in shown_names:
-            continue
-        if len(name) + 2 > room:
-            break
-        others.append(name)
-        room -= len(name) + 2
-    return [
-        {
-            "role": "system",
-            "content": PLAN_PROMPT.replace("{budget}", str(budget)).replace(
-                "{chars}", str(budget * CHARS_PER_TOKEN)
-            ),
-        },
-        {
-            "role": "user",
-            "content": "Pages:\n\n"
-            + "\n\n".join(sections)
-            + "\n\nOther pages: "
-            + (", ".join(others) or "(none)"),
-        },
-    ]

@@ -12,7 +12,8 @@ from typing import Any
 import probatio as vol
 
 from ..text import fold_name
-from .text import content_lines, line_key, tokens
+from .page import PAGE_KINDS
+from .text import content_lines, line_key, sentence_keys, tokens
 
 # The plan as the model writes it: `response_format` constrains it to this.
 DROPPED_SCHEMA = vol.Schema({vol.Required("line"): str, vol.Required("reason"): str})
@@ -31,9 +32,7 @@ PLAN_SCHEMA = vol.Schema(
             vol.Schema(
                 {
                     vol.Required("page"): str,
-                    vol.Required("type"): vol.In(
-                        ["person", "place", "project", "thing", "other"]
-                    ),
+                    vol.Required("type"): vol.In(list(PAGE_KINDS)),
                     vol.Required("text"): str,
                 }
             )
@@ -54,13 +53,20 @@ PLAN_SCHEMA = vol.Schema(
 
 @dataclass(frozen=True, slots=True)
 class PageState:
-    """What the checks know of a page: names, text and its latest revision."""
+    """What the checks know of a page: names, text and its latest revision.
+
+    `text` is what the model was shown; `hidden` the leading part of a page
+    too long to show whole, which a rewrite keeps as it is.
+    """
 
     name: str
     text: str
     revision: int
     aliases: tuple[str, ...] = ()
     is_profile: bool = False
+    deleted: bool = False
+    hidden: str = ""
+    kind: str = "other"
 
     @property
     def names(self) -> set[str]:
@@ -200,6 +206,13 @@ def _check_targets(checks: _Checks, plan: Plan) -> dict[str, PageState]:
                 "unknown_page", name, f"there is no page {name!r} to {action}"
             )
             continue
+        if page.deleted:
+            checks.refuse(
+                "deleted_page",
+                name,
+                f"page {name!r} was deleted by the household; leave it alone",
+            )
+            continue
         seen = checks.planned.find(name)
         if seen is None or seen.revision != page.revision:
             checks.refuse(
@@ -213,7 +226,14 @@ def _check_targets(checks: _Checks, plan: Plan) -> dict[str, PageState]:
                 name,
                 f"page {name!r} is changed by more than one action; use one",
             )
-        targets[fold_name(page.name)] = page
+        # The lines to keep are those the model was shown.
+        targets[fold_name(page.name)] = seen or page
+    _check_profile(checks, plan)
+    return targets
+
+
+def _check_profile(checks: _Checks, plan: Plan) -> None:
+    """Check that no merge takes a page with itself or the profile, and no rename."""
     for merge in plan.merges:
         into, absorb = (
             checks.current.find(merge.into),
@@ -240,7 +260,6 @@ def _check_targets(checks: _Checks, plan: Plan) -> dict[str, PageState]:
             checks.refuse(
                 "profile_renamed", rewrite.page, "the profile cannot be renamed"
             )
-    return targets
 
 
 def _check_names(checks: _Checks, plan: Plan) -> None:
@@ -280,7 +299,8 @@ def _check_texts(checks: _Checks, plan: Plan) -> None:
         page = checks.current.find(rewrite.page)
         if page is None or not page.is_profile:
             continue
-        after = tokens(rewrite.text)
+        seen = checks.planned.find(rewrite.page)
+        after = tokens(f"{seen.hidden if seen else ''}\n{rewrite.text}")
         if after > budget and after > tokens(page.text):
             checks.refuse(
                 "profile_over_budget",
@@ -291,16 +311,20 @@ def _check_texts(checks: _Checks, plan: Plan) -> None:
 
 
 def _check_lines(checks: _Checks, plan: Plan, targets: dict[str, PageState]) -> None:
-    """Check that every line of a changed page survives somewhere, or is declared."""
-    new_keys = [
-        line_key(line)
-        for text in (
-            *(r.text for r in plan.rewrites),
-            *(c.text for c in plan.creates),
-            *(m.text for m in plan.merges),
-        )
-        for line in content_lines(text)
-    ]
+    """Check that every line of a changed page survives somewhere, or is declared.
+
+    A line survives as a whole line or a whole sentence of one: "She is not
+    allergic to peanuts" does not keep "Allergic to peanuts".
+    """
+    new_keys: set[str] = set()
+    for text in (
+        *(r.text for r in plan.rewrites),
+        *(c.text for c in plan.creates),
+        *(m.text for m in plan.merges),
+    ):
+        for line in content_lines(text):
+            new_keys.add(line_key(line))
+            new_keys.update(sentence_keys(line))
     declared: dict[str, set[str]] = {}
     for action in (*plan.rewrites, *plan.merges):
         for item in action.dropped:
@@ -311,7 +335,7 @@ def _check_lines(checks: _Checks, plan: Plan, targets: dict[str, PageState]) -> 
             key = line_key(line)
             if not key or key in declared:
                 continue
-            if any(key in new_key for new_key in new_keys):
+            if key in new_keys:
                 continue
             checks.refuse(
                 "line_lost",

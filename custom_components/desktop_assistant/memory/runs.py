@@ -1,161 +1,27 @@
-"""Nightly runs in the database: extraction input, applying a plan, runs, revert.
+"""Nightly runs in the database: their rows, what each changed, revert, forget.
 
-Functions of a connection, run on the store's thread; no Home Assistant import.
+Every change a run makes is written with the change itself, so a run that
+stops midway (a kill, a fault) still has its record and the panel can
+revert it. Functions of a connection, run on the store's thread; no Home
+Assistant import.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 import json
 import sqlite3
 from typing import Any, Final
 
-from ..text import fold_name
-from .pages import (
-    MemoryError,
-    Page,
-    create_page,
-    edit_page,
-    get_page,
-    index_page,
-    list_pages,
-    profile_page,
-    revise,
-    set_names,
-)
-from .plan import MemoryState, PageState, Plan
+from .errors import PageError
+from .page import get_page
+from .pages import delete_page, edit_page, restore_page
 
 KEEP_RUNS: Final = 50
-# A conversation whose new user text is shorter than this is skipped.
-TRIVIAL_USER_CHARS: Final = 20
-
-
-@dataclass(slots=True)
-class Transcript:
-    """The part of a conversation extraction has not read yet."""
-
-    conversation_id: str
-    device_name: str | None
-    language: str | None
-    last_activity_at: float
-    last_entry: int
-    lines: list[str] = field(default_factory=list)
-    user_chars: int = 0
-
-    @property
-    def trivial(self) -> bool:
-        """Whether the person said almost nothing new."""
-        return self.user_chars < TRIVIAL_USER_CHARS
-
-
-def pending_transcripts(connection: sqlite3.Connection, limit: int) -> list[Transcript]:
-    """Quiet conversations with entries extraction has not read, oldest first.
-
-    What the model reads: the person's words, the assistant's answers, and
-    each tool call's name and arguments; never a tool's result.
-    """
-    rows = connection.execute(
-        "SELECT c.id, c.conversation_id, c.device_name, c.language, "
-        "c.last_activity_at, coalesce(x.last_entry, 0) FROM conversations c "
-        "LEFT JOIN extracted_conversations x ON x.conversation_id = c.conversation_id "
-        "WHERE c.status = 'quiet' AND EXISTS (SELECT 1 FROM entries e "
-        "WHERE e.conversation = c.id AND e.id > coalesce(x.last_entry, 0)) "
-        "ORDER BY c.last_activity_at, c.id LIMIT ?",
-        (limit,),
-    ).fetchall()
-    transcripts = []
-    for row_id, conversation_id, device, language, last_activity, seen in rows:
-        transcript = Transcript(conversation_id, device, language, last_activity, seen)
-        for entry_id, kind, text, tool_name, arguments in connection.execute(
-            "SELECT id, kind, text, tool_name, tool_arguments FROM entries "
-            "WHERE conversation = ? AND id > ? ORDER BY id",
-            (row_id, seen),
-        ):
-            transcript.last_entry = entry_id
-            if kind == "user" and text:
-                transcript.user_chars += len(text.strip())
-                transcript.lines.append(f"Person: {text.strip()}")
-            elif kind == "assistant" and text:
-                transcript.lines.append(f"Assistant: {text.strip()}")
-            elif kind == "tool_call" and tool_name:
-                transcript.lines.append(
-                    f"(The assistant called the tool {tool_name} with {arguments})"
-                )
-        transcripts.append(transcript)
-    return transcripts
-
-
-def mark_extracted(
-    connection: sqlite3.Connection, transcript: Transcript, now: float
-) -> None:
-    """Remember how far extraction read a conversation."""
-    connection.execute(
-        "INSERT INTO extracted_conversations (conversation_id, last_entry, at) "
-        "VALUES (?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
-        "last_entry = excluded.last_entry, at = excluded.at",
-        (transcript.conversation_id, transcript.last_entry, now),
-    )
-
-
-def get_state(connection: sqlite3.Connection, key: str) -> str | None:
-    """A value of the pass's bookkeeping."""
-    row = connection.execute(
-        "SELECT value FROM memory_state WHERE key = ?", (key,)
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
-def set_state(connection: sqlite3.Connection, key: str, value: str) -> None:
-    """Set a value of the pass's bookkeeping."""
-    connection.execute(
-        "INSERT OR REPLACE INTO memory_state (key, value) VALUES (?, ?)", (key, value)
-    )
-
-
-def latest_revision(connection: sqlite3.Connection) -> int:
-    """The newest revision id of any page."""
-    return int(
-        connection.execute("SELECT max(id) FROM page_revisions").fetchone()[0] or 0
-    )
-
-
-def memory_state(connection: sqlite3.Connection, budget: int) -> MemoryState:
-    """Memory as the plan checks see it (live pages only)."""
-    live, deleted = list_pages(connection)
-    tombstoned = frozenset(
-        row[0] for row in connection.execute("SELECT folded FROM tombstones")
-    )
-    # A recently deleted page still holds its names.
-    held = tuple(
-        PageState(page.name, "", page.revision, page.aliases) for page in deleted
-    )
-    return MemoryState(
-        tuple(
-            PageState(
-                page.name, page.text, page.revision, page.aliases, page.is_profile
-            )
-            for page in live
-        )
-        + held,
-        tombstoned,
-        budget,
-    )
-
-
-def pages_to_consolidate(
-    connection: sqlite3.Connection, since_revision: int, limit: int
-) -> list[Page]:
-    """The profile and the pages changed since the last tidy-up, newest first."""
-    profile = profile_page(connection)
-    rows = connection.execute(
-        "SELECT DISTINCT page FROM page_revisions WHERE id > ? ORDER BY id DESC",
-        (since_revision,),
-    ).fetchall()
-    pages: list[Page] = [profile] if profile is not None else []
-    for (page_id,) in rows:
-        page = get_page(connection, page_id)
-        if page.deleted_at is None and not page.is_profile and len(pages) < limit:
-            pages.append(page)
-    return pages
+RUNNING: Final = "running"
+# The outcome of a run found running at start: HA stopped or was killed.
+INTERRUPTED: Final = "failed: interrupted"
+# What a run's outcome is: `ok`, `skipped`, `no_server`, `cancelled` or
+# `failed: <reason>` (the panel reads them from memory/describe).
+OUTCOMES: Final = ("running", "ok", "skipped", "no_server", "cancelled", "failed")
 
 
 @dataclass(slots=True)
@@ -174,96 +40,88 @@ class PageChange:
     absorbed: dict[str, Any] | None = None
 
 
-def apply_plan(
-    connection: sqlite3.Connection, plan: Plan, now: float, run: int
-) -> list[PageChange]:
-    """Apply a checked plan (the caller holds one transaction); return the changes."""
-    changes: list[PageChange] = []
+def get_state(connection: sqlite3.Connection, key: str) -> str | None:
+    """A value of the pass's bookkeeping."""
+    row = connection.execute(
+        "SELECT value FROM memory_state WHERE key = ?", (key,)
+    ).fetchone()
+    return None if row is None else str(row[0])
 
-    def find(name: str) -> Page:
-        row = connection.execute(
-            "SELECT page FROM page_names WHERE folded = ?", (fold_name(name),)
-        ).fetchone()
-        if row is None:
-            profile = profile_page(connection)
-            if profile is not None and fold_name(name) == fold_name(profile.name):
-                return profile
-            raise MemoryError("not_found", f"there is no page {name!r}")
-        return get_page(connection, row[0])
 
-    for rewrite in plan.rewrites:
-        page = find(rewrite.page)
-        after = edit_page(
-            connection, page.id, now, "nightly", text=rewrite.text, run=run
-        )
-        changes.append(
+def set_state(connection: sqlite3.Connection, key: str, value: str) -> None:
+    """Set a value of the pass's bookkeeping."""
+    connection.execute(
+        "INSERT OR REPLACE INTO memory_state (key, value) VALUES (?, ?)", (key, value)
+    )
+
+
+def record_change(connection: sqlite3.Connection, run: int, change: PageChange) -> None:
+    """Write what a run did to a page, in the transaction of the change itself."""
+    connection.execute(
+        "INSERT INTO nightly_run_pages (run, page, page_name, action, before_text, "
+        "after_text, before_revision, after_revision, dropped, sources, absorbed) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            run,
+            change.page,
+            change.page_name,
+            change.action,
+            change.before_text,
+            change.after_text,
+            change.before_revision,
+            change.after_revision,
+            json.dumps(change.dropped),
+            json.dumps(change.sources),
+            None if change.absorbed is None else json.dumps(change.absorbed),
+        ),
+    )
+
+
+def record_note(
+    connection: sqlite3.Connection,
+    run: int,
+    page_id: int,
+    before_text: str | None,
+    source: str,
+) -> None:
+    """Add a note extraction wrote to the run's change of that page."""
+    page = get_page(connection, page_id)
+    row = connection.execute(
+        "SELECT id, sources FROM nightly_run_pages "
+        "WHERE run = ? AND page = ? AND action = 'notes'",
+        (run, page_id),
+    ).fetchone()
+    if row is None:
+        record_change(
+            connection,
+            run,
             PageChange(
                 page.id,
                 page.name,
-                "rewrite",
+                "notes",
+                before_text,
                 page.text,
-                after.text,
+                None,
                 page.revision,
-                after.revision,
-                [{"line": d.line, "reason": d.reason} for d in rewrite.dropped],
-            )
+                sources=[source],
+            ),
         )
-    for create in plan.creates:
-        page = create_page(
-            connection,
-            create.page,
-            create.type,
-            text=create.text,
-            aliases=[],
-            now=now,
-            author="nightly",
-            run=run,
-        )
-        changes.append(
-            PageChange(
-                page.id, page.name, "create", None, page.text, None, page.revision
-            )
-        )
-    for merge in plan.merges:
-        into, absorb = find(merge.into), find(merge.absorb)
-        connection.execute("DELETE FROM page_names WHERE page = ?", (absorb.id,))
-        connection.execute(
-            "UPDATE pages SET deleted_at = ? WHERE id = ?", (now, absorb.id)
-        )
-        index_page(connection, get_page(connection, absorb.id))
-        aliases = [*into.aliases, absorb.name, *absorb.aliases]
-        connection.execute(
-            "UPDATE pages SET text = ? WHERE id = ?", (merge.text, into.id)
-        )
-        set_names(connection, into.id, into.name, aliases)
-        after = revise(connection, into.id, now, "nightly", run=run, note="merge")
-        changes.append(
-            PageChange(
-                into.id,
-                into.name,
-                "merge",
-                into.text,
-                after.text,
-                into.revision,
-                after.revision,
-                [{"line": d.line, "reason": d.reason} for d in merge.dropped],
-                absorbed={
-                    "page_id": absorb.id,
-                    "name": absorb.name,
-                    "aliases": list(absorb.aliases),
-                    "text": absorb.text,
-                    "before_aliases": list(into.aliases),
-                },
-            )
-        )
-    return changes
+        return
+    sources = json.loads(row[1])
+    if source not in sources:
+        sources.append(source)
+    connection.execute(
+        "UPDATE nightly_run_pages SET after_text = ?, after_revision = ?, "
+        "sources = ? WHERE id = ?",
+        (page.text, page.revision, json.dumps(sources), row[0]),
+    )
 
 
 def insert_run(connection: sqlite3.Connection, trigger: str, now: float) -> int:
     """Start a run's row; return its id."""
     cursor = connection.execute(
         "INSERT INTO nightly_runs (trigger, started_at, outcome) VALUES (?, ?, ?)",
-        (trigger, now, "running"),
+        (trigger, now, RUNNING),
     )
     return int(cursor.lastrowid or 0)
 
@@ -276,40 +134,26 @@ def finish_run(
     outcome: str,
     summary: dict[str, Any],
     detail: dict[str, Any],
-    changes: list[PageChange],
 ) -> None:
-    """Record how a run ended and what it changed; keep the last KEEP_RUNS runs."""
+    """Record how a run ended; keep the last KEEP_RUNS runs."""
     connection.execute(
         "UPDATE nightly_runs SET duration = ?, outcome = ?, summary = ?, detail = ? "
         "WHERE id = ?",
         (duration, outcome, json.dumps(summary), json.dumps(detail), run),
-    )
-    connection.executemany(
-        "INSERT INTO nightly_run_pages (run, page, page_name, action, before_text, "
-        "after_text, before_revision, after_revision, dropped, sources, absorbed) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                run,
-                change.page,
-                change.page_name,
-                change.action,
-                change.before_text,
-                change.after_text,
-                change.before_revision,
-                change.after_revision,
-                json.dumps(change.dropped),
-                json.dumps(change.sources),
-                None if change.absorbed is None else json.dumps(change.absorbed),
-            )
-            for change in changes
-        ],
     )
     connection.execute(
         "DELETE FROM nightly_runs WHERE id NOT IN "
         "(SELECT id FROM nightly_runs ORDER BY id DESC LIMIT ?)",
         (KEEP_RUNS,),
     )
+
+
+def end_interrupted(connection: sqlite3.Connection) -> int:
+    """Mark the runs a stop or kill left running; return how many."""
+    return connection.execute(
+        "UPDATE nightly_runs SET outcome = ? WHERE outcome = ?",
+        (INTERRUPTED, RUNNING),
+    ).rowcount
 
 
 def record_skipped(connection: sqlite3.Connection, trigger: str, now: float) -> int:
@@ -322,9 +166,16 @@ def record_skipped(connection: sqlite3.Connection, trigger: str, now: float) -> 
         outcome="skipped",
         summary={"reason": "another run was in progress"},
         detail={},
-        changes=[],
     )
     return run
+
+
+def last_run_start(connection: sqlite3.Connection) -> float | None:
+    """When the last run that was not skipped started."""
+    row = connection.execute(
+        "SELECT max(started_at) FROM nightly_runs WHERE outcome != 'skipped'"
+    ).fetchone()
+    return row[0]
 
 
 def _run_dict(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -352,15 +203,13 @@ def list_runs(connection: sqlite3.Connection, limit: int) -> list[dict[str, Any]
     ]
 
 
-def get_run(
-    connection: sqlite3.Connection, run: int, conversation_exists: Callable[[str], bool]
-) -> dict[str, Any]:
-    """A run with each page it changed, dropped lines and sources."""
+def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
+    """A run with each page it changed, dropped lines and sources (ids)."""
     row = connection.execute(
         f"SELECT {_RUN_COLUMNS} FROM nightly_runs WHERE id = ?", (run,)
     ).fetchone()
     if row is None:
-        raise MemoryError("not_found", f"there is no run {run}")
+        raise PageError("not_found", f"there is no run {run}")
     result = _run_dict(row) | {"detail": json.loads(row[6])}
     result["pages"] = [
         {
@@ -370,10 +219,7 @@ def get_run(
             "before": page_row[3],
             "after": page_row[4],
             "dropped": json.loads(page_row[5]),
-            "sources": [
-                {"conversation_id": source, "gone": not conversation_exists(source)}
-                for source in json.loads(page_row[6])
-            ],
+            "sources": json.loads(page_row[6]),
             "absorbed": json.loads(page_row[7]) if page_row[7] else None,
         }
         for page_row in connection.execute(
@@ -383,16 +229,6 @@ def get_run(
         )
     ]
     return result
-
-
-def conversation_exists(connection: sqlite3.Connection, conversation_id: str) -> bool:
-    """Whether the record still holds a conversation (retention removes them)."""
-    return (
-        connection.execute(
-            "SELECT 1 FROM conversations WHERE conversation_id = ?", (conversation_id,)
-        ).fetchone()
-        is not None
-    )
 
 
 def revert_page(
@@ -409,35 +245,48 @@ def revert_page(
         (run, page_id),
     ).fetchone()
     if row is None:
-        raise MemoryError("not_found", f"run {run} did not change page {page_id}")
+        raise PageError("not_found", f"run {run} did not change page {page_id}")
     action, before_text, after_revision, absorbed_json = row
     page = get_page(connection, page_id)
     if page.revision != after_revision or page.deleted_at is not None:
-        raise MemoryError(
+        raise PageError(
             "edited_since",
             f"the page {page.name!r} changed after the run; restore it from its "
             "history instead",
         )
     if action == "create":
-        connection.execute(
-            "UPDATE pages SET deleted_at = ? WHERE id = ?", (now, page_id)
-        )
-        index_page(connection, get_page(connection, page_id))
+        delete_page(connection, page_id, now)
         return {"page_id": page_id, "reverted": "deleted"}
-    restored: list[int] = []
-    if action == "merge" and absorbed_json:
-        absorbed = json.loads(absorbed_json)
-        set_names(connection, page_id, page.name, absorbed["before_aliases"])
-        connection.execute(
-            "UPDATE pages SET deleted_at = NULL WHERE id = ?", (absorbed["page_id"],)
-        )
-        set_names(
-            connection, absorbed["page_id"], absorbed["name"], absorbed["aliases"]
-        )
-        revise(connection, absorbed["page_id"], now, "person", note="revert")
-        restored.append(absorbed["page_id"])
-    connection.execute(
-        "UPDATE pages SET text = ? WHERE id = ?", (before_text or "", page_id)
+    absorbed = (
+        json.loads(absorbed_json) if action == "merge" and absorbed_json else None
     )
-    after = revise(connection, page_id, now, "person", run=run, note="revert")
+    if absorbed is not None:
+        _check_absorbed_exists(connection, absorbed)
+    after = edit_page(
+        connection,
+        page_id,
+        now,
+        "person",
+        text=before_text or "",
+        aliases=None if absorbed is None else absorbed["before_aliases"],
+        run=run,
+        note="revert",
+    )
+    restored: list[int] = []
+    if absorbed is not None:
+        restore_page(connection, absorbed["page_id"], now, aliases=absorbed["aliases"])
+        restored.append(absorbed["page_id"])
     return {"page_id": page_id, "revision": after.revision, "restored": restored}
+
+
+def _check_absorbed_exists(
+    connection: sqlite3.Connection, absorbed: dict[str, Any]
+) -> None:
+    try:
+        get_page(connection, absorbed["page_id"])
+    except PageError:
+        raise PageError(
+            "absorbed_gone",
+            f"the page {absorbed['name']!r} this merge absorbed was deleted "
+            "forever, so the merge cannot be undone; edit the page instead",
+        ) from None

@@ -1,12 +1,17 @@
-"""Memory's tables in assistant.db (migration 2, after the conversation record).
+"""Memory's tables in assistant.db (migrations 2 and 3, after the conversation record).
 
 A page's names (its name and aliases) live in `page_names`, keyed by the
 folded name, so two pages can never share a name ignoring case and accents.
 Every change of a page is a row of `page_revisions`; `pages.revision` is the
 latest. `page_search` indexes names and text for recall.
+Conversations that went quiet wait in `extraction_queue` for the nightly
+pass; `extracted_conversations` says how far it read each one, and of which
+conversation (`started_at`: a deleted id used again is a new conversation).
 """
 
 from typing import Final
+
+from ..store import Migration
 
 MEMORY_V2: Final = """
 CREATE TABLE pages (
@@ -87,3 +92,17 @@ CREATE TABLE extracted_conversations (
     at REAL NOT NULL
 );
 """
+
+MEMORY_V3: Final = """
+ALTER TABLE extracted_conversations ADD COLUMN started_at TEXT;
+CREATE TABLE extraction_queue (
+    conversation_id TEXT PRIMARY KEY,
+    queued_at REAL NOT NULL,
+    failures INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+SCHEMA: Final = (
+    Migration(2, "long-term memory", MEMORY_V2),
+    Migration(3, "extraction queue", MEMORY_V3),
+)

@@ -17,12 +17,25 @@ PROFILE = "profile"
 _SPACE = re.compile(r"\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _NOTE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}:\s*")
+# A sentence ends at . ! ? or ; followed by a space.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _LINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 
 
 def tokens(text: str) -> int:
     """Return the estimated token count of `text`."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def leading_fit(items: list[str], chars: int, separator: int) -> list[str]:
+    """The first items that fit in `chars` characters, each followed by `separator`."""
+    kept: list[str] = []
+    for item in items:
+        if len(item) + separator > chars:
+            break
+        kept.append(item)
+        chars -= len(item) + separator
+    return kept
 
 
 def content_lines(text: str) -> list[str]:
@@ -42,6 +55,11 @@ def line_key(line: str) -> str:
     line = _NOTE_DATE.sub("", _LIST_MARK.sub("", line))
     line = _LINK.sub(lambda match: match.group(2) or match.group(1), line)
     return fold_name(line).rstrip(" .;,")
+
+
+def sentence_keys(line: str) -> list[str]:
+    """Return the keys of a line's sentences, each as `line_key` makes it."""
+    return [key for part in _SENTENCE_END.split(line) if (key := line_key(part))]
 
 
 def links(text: str) -> list[str]:

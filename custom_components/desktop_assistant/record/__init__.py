@@ -13,10 +13,12 @@ from ..runtime import DATA_RECORD
 from ..store import Store
 from .conversation_record import InProgress, Record, TurnRecording, async_listen_quiet
 from .recall import RECALL_TOOL, RecallConversationsTool
+from .schema import SCHEMA
 from .websocket import async_register_commands
 
 __all__ = [
     "RECALL_TOOL",
+    "SCHEMA",
     "InProgress",
     "RecallConversationsTool",
     "Record",

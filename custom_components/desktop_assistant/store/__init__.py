@@ -4,9 +4,11 @@ One connection lives on one worker thread (`Store.async_run` sends it a
 function of the connection); the event loop never touches the file. The
 database is in WAL mode, and its schema version is SQLite's `user_version`.
 
-How a feature adds its tables: append a `Migration` to `MIGRATIONS` in
-`store/migrations.py` with the next version number (the record is version 1),
-SQL text or a function of the connection. Migrations run in order at setup,
+How a feature adds its tables: its own `schema.py` holds a list of
+`Migration`s (SQL text or a function of the connection), numbered in one
+sequence over all features (the record is 1, memory 2 and 3), and the
+integration's setup hands every feature's list to `async_setup_store`; the
+store knows no feature's tables. Migrations run in order at setup,
 each in its own transaction with the version bump, so a failed one leaves the
 file at the previous version. A file whose version is newer than the last
 migration is not touched: the store stays closed and a Repairs issue says so.
@@ -23,12 +25,11 @@ from .faults import (
     StoreUnavailable,
     StoreUnwritable,
 )
-from .migrations import MIGRATIONS, Migration
+from .migrations import Migration, in_order
 from .store import DB_FILE, Store, async_setup_store, transaction
 
 __all__ = [
     "DB_FILE",
-    "MIGRATIONS",
     "Migration",
     "Store",
     "StoreCorrupt",
@@ -38,5 +39,6 @@ __all__ = [
     "StoreUnavailable",
     "StoreUnwritable",
     "async_setup_store",
+    "in_order",
     "transaction",
 ]

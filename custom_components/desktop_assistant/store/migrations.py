@@ -1,23 +1,23 @@
-"""The database's schema, as an ordered list of migrations.
+"""The migration runner: each feature hands in its schema as a list of migrations.
 
-`user_version` is the number of the last migration applied. A feature adds
-its tables by appending a migration with the next number; a released
-migration is never edited, a change to it is a new migration.
+`user_version` is the number of the last migration applied. Versions are
+one sequence over all features (the record 1 and 4, memory 2 and 3, the
+tool files 5, the jobs 6), so a
+database keeps the numbers it was written with. A released migration is
+never edited; a change to a schema is a new migration with the next number.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+import logging
 import sqlite3
-from typing import Final
 
-from ..jobs.schema import JOB_RUNS_V5
-from ..memory.schema import MEMORY_V2
-from ..tool_files.schema import TOOL_RUNS_V4
+_LOGGER = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Migration:
-    """One step of the schema: SQL statements, or a function of the connection.
+    """One step of a schema: SQL statements, or a function of the connection.
 
     A function runs inside the migration's transaction: it must not commit,
     nor call `executescript` (which would).
@@ -28,71 +28,45 @@ class Migration:
     apply: str | Callable[[sqlite3.Connection], None]
 
 
-# The conversation record. A conversation is HA's conversation id; its
-# entries are in `id` order. `activity` is a sequence number renewed by every
-# write to a conversation: newest activity first is `activity` descending.
-# The search index has one row per conversation, holding every searchable
-# word of it, with `activity` as its rowid: a query finds conversations (not
-# scattered entries), and FTS5 hands them over newest first, so a page of a
-# frequent word's matches is read without sorting them all. It stores no
-# text (contentless), only what it needs to match and to delete.
-RECORD_V1: Final = """
-CREATE TABLE conversations (
-    id INTEGER PRIMARY KEY,
-    conversation_id TEXT NOT NULL UNIQUE,
-    agent_id TEXT NOT NULL,
-    config_entry_id TEXT,
-    channel TEXT NOT NULL CHECK (channel IN ('voice', 'text')),
-    device_id TEXT,
-    device_name TEXT,
-    language TEXT,
-    started_at REAL NOT NULL,
-    last_activity_at REAL NOT NULL,
-    activity INTEGER NOT NULL UNIQUE,
-    status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'quiet')),
-    quiet_at REAL
-);
-CREATE INDEX conversations_by_last_activity ON conversations (last_activity_at);
-CREATE INDEX conversations_by_channel ON conversations (channel, activity);
-CREATE INDEX conversations_by_device ON conversations (device_id, activity);
-CREATE INDEX conversations_active
-    ON conversations (last_activity_at) WHERE status = 'active';
-CREATE TABLE entries (
-    id INTEGER PRIMARY KEY,
-    conversation INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
-    at REAL NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('user', 'assistant', 'tool_call', 'fault')),
-    text TEXT,
-    source TEXT CHECK (source IN ('speech', 'text')),
-    interrupted INTEGER NOT NULL DEFAULT 0,
-    tool_name TEXT,
-    tool_arguments TEXT,
-    tool_result TEXT,
-    tool_error INTEGER,
-    fault TEXT
-);
-CREATE INDEX entries_by_conversation ON entries (conversation, id);
-CREATE VIRTUAL TABLE conversation_search USING fts5 (
-    words,
-    content = '',
-    contentless_delete = 1,
-    tokenize = 'unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER conversations_unsearch AFTER DELETE ON conversations BEGIN
-    DELETE FROM conversation_search WHERE rowid = old.activity;
-END;
-"""
+def in_order(schemas: Iterable[Sequence[Migration]]) -> tuple[Migration, ...]:
+    """The features' migrations as one sequence; raise when numbers clash or skip."""
+    ordered = tuple(
+        sorted(
+            (migration for schema in schemas for migration in schema),
+            key=lambda migration: migration.version,
+        )
+    )
+    versions = [migration.version for migration in ordered]
+    if versions != list(range(1, len(ordered) + 1)):
+        raise ValueError(f"migration versions must be 1, 2, 3, ...: {versions}")
+    return ordered
 
-# Which server and model answered each reply (issue 20: servers that sleep).
-ANSWERED_BY_V3: Final = """
-ALTER TABLE entries ADD COLUMN server TEXT;
-ALTER TABLE entries ADD COLUMN model TEXT;
-"""
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (
-    Migration(1, "conversation record", RECORD_V1),
-    Migration(2, "long-term memory", MEMORY_V2),
-    Migration(3, "the server and model of each reply", ANSWERED_BY_V3),
-    Migration(4, "tool file runs", TOOL_RUNS_V4),
-    Migration(5, "job runs", JOB_RUNS_V5),
-)
+def schema_version(connection: sqlite3.Connection) -> int:
+    """The number of the last migration applied to the file."""
+    return int(connection.execute("PRAGMA user_version").fetchone()[0])
+
+
+def split_statements(sql: str) -> Iterator[str]:
+    """The complete statements of an SQL script, triggers kept whole."""
+    statement = ""
+    for line in sql.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            if statement.strip():
+                yield statement
+            statement = ""
+    if statement.strip():
+        yield statement
+
+
+def apply_migration(connection: sqlite3.Connection, migration: Migration) -> None:
+    """Run one migration's statements (the caller holds the transaction)."""
+    _LOGGER.debug("Migrating to version %s", migration.version)
+    if isinstance(migration.apply, str):
+        for statement in split_statements(migration.apply):
+            connection.execute(statement)
+    else:
+        migration.apply(connection)
+    # PRAGMA takes no parameters; the version is an int.
+    connection.execute(f"PRAGMA user_version = {int(migration.version)}")

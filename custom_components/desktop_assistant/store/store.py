@@ -1,7 +1,7 @@
 """The database connection on its own worker thread, migrated at setup."""
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 import contextlib
 import logging
@@ -23,7 +23,7 @@ from .faults import (
     StoreUnwritable,
     classify,
 )
-from .migrations import MIGRATIONS, Migration
+from .migrations import Migration, apply_migration, in_order, schema_version
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -49,11 +49,6 @@ def transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     connection.execute("COMMIT")
 
 
-def schema_version(connection: sqlite3.Connection) -> int:
-    """The number of the last migration applied to the file."""
-    return int(connection.execute("PRAGMA user_version").fetchone()[0])
-
-
 def refuse_newer(
     connection: sqlite3.Connection, migrations: Sequence[Migration]
 ) -> int:
@@ -68,9 +63,7 @@ def refuse_newer(
     return version
 
 
-def migrate(
-    connection: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS
-) -> int:
+def migrate(connection: sqlite3.Connection, migrations: Sequence[Migration]) -> int:
     """Apply the migrations the file lacks, in order; return the version.
 
     Raises StoreTooNew, without writing, when the file is newer than the code.
@@ -79,30 +72,10 @@ def migrate(
     for migration in migrations:
         if migration.version <= version:
             continue
-        _LOGGER.debug("Migrating %s to version %s", DB_FILE, migration.version)
         with transaction(connection):
-            if isinstance(migration.apply, str):
-                for statement in split_statements(migration.apply):
-                    connection.execute(statement)
-            else:
-                migration.apply(connection)
-            # PRAGMA takes no parameters; the version is an int.
-            connection.execute(f"PRAGMA user_version = {int(migration.version)}")
+            apply_migration(connection, migration)
         version = migration.version
     return version
-
-
-def split_statements(sql: str) -> Iterator[str]:
-    """The complete statements of an SQL script, triggers kept whole."""
-    statement = ""
-    for line in sql.splitlines(keepends=True):
-        statement += line
-        if sqlite3.complete_statement(statement):
-            if statement.strip():
-                yield statement
-            statement = ""
-    if statement.strip():
-        yield statement
 
 
 def connect(path: Path, migrations: Sequence[Migration]) -> sqlite3.Connection:
@@ -130,7 +103,7 @@ class Store:
         self,
         hass: HomeAssistant,
         path: Path,
-        migrations: Sequence[Migration] = MIGRATIONS,
+        migrations: Sequence[Migration],
     ) -> None:
         """Prepare the store; `async_open` opens the file."""
         self.hass = hass
@@ -255,13 +228,17 @@ _DESCRIPTIONS: Final = {
 }
 
 
-async def async_setup_store(hass: HomeAssistant) -> Store:
-    """Open `<config>/desktop_assistant/assistant.db` for the integration.
+async def async_setup_store(
+    hass: HomeAssistant, schemas: Iterable[Sequence[Migration]]
+) -> Store:
+    """Open `<config>/desktop_assistant/assistant.db` with the features' schemas.
 
     The store is shared through `hass.data[DATA_STORE]` even when it could not
     open, so features can ask `available` rather than whether it exists.
     """
-    store = Store(hass, Path(hass.config.path(CONFIG_FOLDER, DB_FILE)))
+    store = Store(
+        hass, Path(hass.config.path(CONFIG_FOLDER, DB_FILE)), in_order(schemas)
+    )
     hass.data[DATA_STORE] = store
     await store.async_open()
 

@@ -1,4 +1,4 @@
-"""Memory as the integration uses it: the pages on the store, and what the model sees.
+"""The household's memory on the store: writes, reads, and what the model sees.
 
 The prompt context is rebuilt in the same store job as every change, so the
 tools API reads it without waiting and it stays byte-identical between
@@ -6,33 +6,20 @@ changes (the model's prompt cache holds).
 """
 
 from collections.abc import Callable
-import logging
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from homeassistant.config_entries import ConfigEntry
-from homeassistant.core import (
-    CALLBACK_TYPE,
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.util import dt as dt_util
 
-from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
-from ..runtime import DATA_MEMORY, DATA_STORE
 from ..store import Store, StoreError, transaction
 from . import pages
-from .pages import MemoryError, Page
+from .context import build_context, profile_usage
+from .errors import PageError
+from .page import Page, list_pages
+from .search import recall, recall_text
 from .text import note_line
-
-if TYPE_CHECKING:
-    from .nightly import NightlyPass
-
-_LOGGER = logging.getLogger(__name__)
 
 PROFILE_BUDGET: Final = 800
 
@@ -48,7 +35,6 @@ class Memory:
         self.profile_tokens = 0
         self.profile_budget = PROFILE_BUDGET
         self._listeners: list[Callable[[], None]] = []
-        self.nightly: NightlyPass
 
     async def async_load(self) -> None:
         """Read the context of what is stored."""
@@ -105,7 +91,7 @@ class Memory:
                     source=source,
                 )
             )
-        except MemoryError as err:
+        except PageError as err:
             return f"error: {err}"
         except StoreError as err:
             return f"error: memory is not available ({err.kind})"
@@ -123,17 +109,17 @@ class Memory:
         """Return the tool's answer: the pages that match, bounded."""
         try:
             found, more = await self.async_read(
-                lambda connection: pages.recall(connection, query)
+                lambda connection: recall(connection, query)
             )
-        except MemoryError as err:
+        except PageError as err:
             return f"error: {err}"
         except StoreError as err:
             return f"error: memory is not available ({err.kind})"
-        return pages.recall_text(found, more)
+        return recall_text(found, more)
 
     async def async_pages(self) -> tuple[list[Page], list[Page]]:
         """Return the live and the recently deleted pages."""
-        return await self.async_read(pages.list_pages)
+        return await self.async_read(list_pages)
 
     def usage(self) -> dict[str, Any]:
         """The profile's size against its budget."""
@@ -145,42 +131,4 @@ class Memory:
 
 
 def _context(connection: sqlite3.Connection) -> tuple[str, int]:
-    return pages.build_context(connection), pages.profile_usage(connection)
-
-
-async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
-    """Make memory available when the store opened, with its nightly pass."""
-    # These modules import this one.
-    from .nightly import NightlyPass  # noqa: PLC0415
-    from .websocket import async_register_commands  # noqa: PLC0415
-
-    store = hass.data[DATA_STORE]
-    if not store.available:
-        return None
-    memory = Memory(hass, store)
-    try:
-        await memory.async_load()
-    except StoreError:
-        return None
-    memory.nightly = NightlyPass(hass, memory)
-    hass.data[DATA_MEMORY] = memory
-    async_register_commands(hass, memory)
-
-    async def run_nightly(call: ServiceCall) -> ServiceResponse:
-        return await memory.nightly.async_run("action")
-
-    hass.services.async_register(
-        DOMAIN,
-        SERVICE_RUN_NIGHTLY,
-        run_nightly,
-        supports_response=SupportsResponse.OPTIONAL,
-    )
-    return memory
-
-
-@callback
-def async_schedule_nightly(hass: HomeAssistant, entry: ConfigEntry) -> None:
-    """Schedule the nightly pass by a loaded entry's options."""
-    if (memory := hass.data.get(DATA_MEMORY)) is not None:
-        memory.nightly.async_schedule(entry)
-        entry.async_on_unload(memory.nightly.async_stop)
+    return build_context(connection), profile_usage(connection)

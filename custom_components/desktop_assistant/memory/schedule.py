@@ -1,0 +1,89 @@
+"""When the nightly pass runs: daily at the entry's time, and once after a missed run."""
+
+from datetime import datetime, time as dt_time, timedelta
+import sqlite3
+from typing import Final
+
+from homeassistant.config_entries import ConfigEntry
+from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
+from homeassistant.helpers.event import async_call_later, async_track_time_change
+from homeassistant.util import dt as dt_util
+
+from ..const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_ENTRY_OPTIONS, DOMAIN
+from . import runs
+from .nightly import NightlyPass
+
+CATCH_UP_DELAY: Final = 120.0
+STATE_FIRST_SEEN = "first_seen"
+
+
+class NightlySchedule:
+    """The timers of the nightly pass, set by a loaded entry's options."""
+
+    def __init__(self, hass: HomeAssistant, nightly: NightlyPass) -> None:
+        """Prepare; `async_schedule` starts the timers."""
+        self.hass = hass
+        self.nightly = nightly
+        self._unsubscribe: list[CALLBACK_TYPE] = []
+
+    @callback
+    def async_schedule(self, entry: ConfigEntry | None) -> None:
+        """Run daily at the entry's time of day (unless off); catch up a missed run."""
+        self.async_stop()
+        options = DEFAULT_ENTRY_OPTIONS | dict(entry.options if entry else {})
+        if not options[CONF_NIGHTLY]:
+            return
+        at = parse_time(options[CONF_NIGHTLY_TIME])
+
+        async def scheduled(now: datetime) -> None:
+            await self.nightly.async_run("schedule")
+
+        self._unsubscribe.append(
+            async_track_time_change(
+                self.hass, scheduled, hour=at.hour, minute=at.minute, second=0
+            )
+        )
+        self.hass.async_create_background_task(
+            self._async_catch_up(at), f"{DOMAIN} nightly catch-up"
+        )
+
+    async def _async_catch_up(self, at: dt_time) -> None:
+        """Run once soon after start when the last scheduled run was missed."""
+        if await self.async_missed(at, dt_util.now()):
+
+            async def catch_up(now: datetime) -> None:
+                await self.nightly.async_run("catch_up")
+
+            self._unsubscribe.append(
+                async_call_later(self.hass, CATCH_UP_DELAY, catch_up)
+            )
+
+    async def async_missed(self, at: dt_time, now: datetime) -> bool:
+        """Whether no run started since the last scheduled time before `now`."""
+        scheduled = now.replace(hour=at.hour, minute=at.minute, second=0, microsecond=0)
+        if scheduled > now:
+            scheduled -= timedelta(days=1)
+
+        def last(connection: sqlite3.Connection, stamp: float) -> float:
+            if runs.get_state(connection, STATE_FIRST_SEEN) is None:
+                runs.set_state(connection, STATE_FIRST_SEEN, str(stamp))
+            first_seen = float(runs.get_state(connection, STATE_FIRST_SEEN) or stamp)
+            return max(first_seen, runs.last_run_start(connection) or 0.0)
+
+        last_run = await self.nightly.memory.async_write(last)
+        return last_run < scheduled.timestamp()
+
+    @callback
+    def async_stop(self) -> None:
+        """Cancel the timers."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+
+
+def parse_time(value: str) -> dt_time:
+    """Read a time of day ("03:00" or "03:00:00")."""
+    parsed = dt_util.parse_time(value)
+    if parsed is None:
+        raise ValueError(f"not a time of day: {value!r}")
+    return parsed
