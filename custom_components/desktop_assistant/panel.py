@@ -20,6 +20,7 @@ import probatio as vol
 from .const import DOMAIN, PANEL_URL_PATH
 from .jobs import websocket as jobs_websocket
 from .jobs.runs import interrupted_runs
+from .memory.errors import ERROR_CODES as MEMORY_ERROR_CODES
 from .memory.pages import PAGE_KINDS
 from .memory.profile import websocket_create_profile
 from .runtime import DATA_STORE, DATA_TOOLS
@@ -33,20 +34,16 @@ STATIC_URL = "/desktop_assistant_static"
 FRONTEND = Path(__file__).parent / "frontend"
 MODULE = FRONTEND / "panel.js"
 # Every code a command of the panel answers with a sentence for.
-ERROR_CODES: Final = (
-    websocket_api.ERR_NOT_FOUND,
-    "in_progress",
-    "unavailable",
-    "changed",
-    "name_taken",
-    "tombstoned",
-    "confirmation",
-    "deleted",
-    "profile",
-    "invalid_name",
-    "invalid_type",
-    "edited_since",
-    *tools_websocket.ERROR_CODES,
+ERROR_CODES: Final = tuple(
+    dict.fromkeys(
+        (
+            websocket_api.ERR_NOT_FOUND,
+            "in_progress",
+            "unavailable",
+            *MEMORY_ERROR_CODES,
+            *tools_websocket.ERROR_CODES,
+        )
+    )
 )
 
 

@@ -9,12 +9,12 @@ from homeassistant.helpers.dispatcher import async_dispatcher_send
 from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.memory.page import Page, profile_page
 from custom_components.desktop_assistant.record import database
+from custom_components.desktop_assistant.record.conversation_record import SIGNAL_QUIET
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
     Entry,
     TurnWrite,
 )
-from custom_components.desktop_assistant.record.recorder import SIGNAL_QUIET
 from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_RECORD
 
 

@@ -220,11 +220,11 @@ async def test_notes_of_a_run_that_fails_later_are_in_its_record(
     )
     agent.server.script = [
         answer({"notes": [{"page": "Anouk", "type": "person", "fact": "In Leiden"}]}),
-        # The consolidation's request meets a server that went away.
+        # The consolidation's request meets a server that answers an error.
         Reply(status=500, body=error_body(500, "boom", "server_error")),
     ]
     result = await run(hass)
-    assert result["outcome"] == "failed: unavailable"
+    assert result["outcome"] == "failed: refused"
     run_detail = await memory_of(hass).async_read(
         lambda c: runs.get_run(c, result["run_id"])
     )

@@ -16,6 +16,7 @@ from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
+from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from custom_components.desktop_assistant.jobs.runs import (
     finish_run,
@@ -23,7 +24,7 @@ from custom_components.desktop_assistant.jobs.runs import (
     interrupted_runs,
     list_runs,
 )
-from custom_components.desktop_assistant.store import MIGRATIONS
+from custom_components.desktop_assistant.store import in_order
 from custom_components.desktop_assistant.store.store import connect
 from custom_components.desktop_assistant.tool_files.runs import (
     KEEP_RUNS,
@@ -294,7 +295,7 @@ async def test_scheduled_retention_is_recorded(
 
 
 def test_runs_left_running_by_a_kill_are_marked(tmp_path: Path) -> None:
-    connection = connect(tmp_path / "assistant.db", MIGRATIONS)
+    connection = connect(tmp_path / "assistant.db", in_order(SCHEMAS))
     run = insert_run(connection, "retention", "schedule")
     interrupted_runs(connection)
     (only,) = list_runs(connection, "retention")

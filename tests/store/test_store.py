@@ -230,7 +230,8 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
     assert await async_setup_component(hass, DOMAIN, {})
     assert hass.data[DATA_STORE].available
     assert issue_ids(hass) == set()
-    # Versions 1 and 2 are not run again; memory's migration 3 is added.
+    # Versions 1 and 2 are not run again; 3 to 6 are added: memory's
+    # extraction queue, the server and model of each reply, tool and job runs.
     assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
         (LATEST,)
     ]
@@ -242,6 +243,11 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
         "extracted_conversations",
         "extraction_queue",
         "sqlite_autoindex_extraction_queue_1",
+        "entries",
+        "tool_runs",
+        "tool_runs_by_tool",
+        "job_runs",
+        "job_runs_by_job",
     }
     assert await hass.async_add_executor_job(
         read, path, "SELECT conversation_id, last_entry FROM extracted_conversations"
