@@ -121,6 +121,6 @@ async def test_auto_voice_switches_language_per_sentence(
 
     assert events[-1].type == "audio-stop"
     (line,) = [r.getMessage() for r in caplog.records if r.message.startswith("spoke")]
-    assert line.startswith("spoke 2 sentence(s), 108 characters, voice auto (it, en)")
+    assert line.startswith("spoke 4 piece(s)")
     seconds = len(pcm_of(events)) / RATE
     assert expected_seconds(text) / 2 <= seconds <= expected_seconds(text) * 2
