@@ -30,7 +30,6 @@ import argparse
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 import contextlib
-from dataclasses import dataclass
 from functools import partial
 import io
 from pathlib import Path
@@ -45,14 +44,19 @@ import numpy as np
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
-from wyoming.tts import (
-    Synthesize,
-    SynthesizeChunk,
-    SynthesizeStart,
-    SynthesizeStop,
-    SynthesizeVoice,
-)
 
+from benchmarks.kokoro_parts import (
+    BYTES_PER_SECOND,
+    FIRST_CLAUSE,
+    REPLY,
+    breakdown_rows,
+    cache_rows,
+    first_audio_rows,
+    ms,
+    one_shot,
+    options_rows,
+    p95,
+)
 from tests.harness.ports import free_port
 from tests.harness.real_engines import (
     KOKORO_MODEL,
@@ -64,21 +68,11 @@ from tests.harness.whisper_server import WhisperServerStandIn
 from tests.harness.wyoming import KOKORO_VOICES, module_argv, server_process, tcp_server
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL, build_service
-from wyoming_services.kokoro.engine import CHANNELS, RATE, WIDTH
 from wyoming_services.whisper.__main__ import build_info
 from wyoming_services.whisper.client import WhisperClient
 from wyoming_services.whisper.handler import WhisperEventHandler
 
 REPO = Path(__file__).parents[1]
-REPLY = (
-    "It is sunny in Rome today, eighteen degrees with a light breeze from the "
-    "sea, and it will stay dry until the evening. "
-    "Clouds will roll in around three in the afternoon. "
-    "There is a small chance of rain tonight. "
-    "Take a light jacket if you go out."
-)
-FIRST_CLAUSE = REPLY[: REPLY.index(",") + 1]
-# What each client of section 3 has spoken.
 LAG_TEXT = {"tiny": REPLY, "real": "It is sunny in Rome today."}
 CLIENT_COUNTS = (2, 8)
 WYOMING_BENCH_TEXTS = (
@@ -87,150 +81,6 @@ WYOMING_BENCH_TEXTS = (
     "remarkably natural audio. We benchmark them to compare performance.",
 )
 LAG_TICK = 0.005
-VOICE = SynthesizeVoice(name="en")
-BYTES_PER_SECOND = RATE * WIDTH * CHANNELS
-
-
-@dataclass
-class Timing:
-    """One request, in seconds from the reply's first character."""
-
-    first_audio: float
-    after_clause: float  # first audio after the first clause was written
-    last_audio: float
-    synthesis: float  # from the request to the last audio
-    audio: float  # seconds of audio
-    gaps: float  # the satellite's buffer ran dry this long after it began
-    longest_gap: float
-
-
-class Playback:
-    """A satellite that plays audio as it arrives, from the first chunk on."""
-
-    def __init__(self) -> None:
-        self.arrivals: list[float] = []
-        self.played_until: float | None = None
-        self.seconds = 0.0
-        self.gaps: list[float] = []
-
-    def add(self, payload: bytes) -> None:
-        """Take a chunk that arrived now."""
-        now = time.perf_counter()
-        self.arrivals.append(now)
-        length = len(payload) / BYTES_PER_SECOND
-        if self.played_until is None:
-            self.played_until = now
-        elif now > self.played_until:
-            self.gaps.append(now - self.played_until)
-            self.played_until = now
-        self.played_until += length
-        self.seconds += length
-
-
-def ms(seconds: float) -> str:
-    """Seconds as a right-aligned millisecond column."""
-    return f"{seconds * 1000:8.1f}"
-
-
-def p95(values: list[float]) -> float:
-    """The 95th percentile."""
-    return float(np.percentile(values, 95))
-
-
-# 1. Kokoro first audio ---------------------------------------------------
-
-
-async def read_audio(client: AsyncTcpClient, end: str, playback: Playback) -> None:
-    """Play audio events until `end` (or an error, which ends the benchmark)."""
-    while (event := await client.read_event()) is not None:
-        if event.type == "audio-chunk":
-            playback.add(event.payload or b"")
-        if event.type == "error":
-            raise SystemExit(f"the Kokoro service failed: {event.data}")
-        if event.type == end:
-            return
-    raise SystemExit("the Kokoro service closed the connection")
-
-
-def timing(started: float, clause: float, sent: float, playback: Playback) -> Timing:
-    """One request's times from its playback and its moments."""
-    first = playback.arrivals[0]
-    return Timing(
-        first_audio=first - started,
-        after_clause=first - clause,
-        last_audio=playback.arrivals[-1] - started,
-        synthesis=playback.arrivals[-1] - sent,
-        audio=playback.seconds,
-        gaps=sum(playback.gaps),
-        longest_gap=max(playback.gaps, default=0.0),
-    )
-
-
-async def one_shot(port: int, chars_per_second: float) -> Timing:
-    """Wait for the whole reply, then send it as one Synthesize."""
-    started = time.perf_counter()
-    clause = started + len(FIRST_CLAUSE) / chars_per_second
-    await asyncio.sleep(len(REPLY) / chars_per_second)  # the LLM writes
-    playback = Playback()
-    async with AsyncTcpClient("127.0.0.1", port) as client:
-        sent = time.perf_counter()
-        await client.write_event(Synthesize(text=REPLY, voice=VOICE).event())
-        await read_audio(client, "audio-stop", playback)
-    return timing(started, clause, sent, playback)
-
-
-async def streaming(port: int, chars_per_second: float) -> Timing:
-    """Send each word as the LLM writes it, playing audio meanwhile."""
-    started = time.perf_counter()
-    clause = started
-    playback = Playback()
-    async with AsyncTcpClient("127.0.0.1", port) as client:
-
-        async def write() -> None:
-            nonlocal clause
-            await client.write_event(SynthesizeStart(voice=VOICE).event())
-            written = 0
-            for word in REPLY.split(" "):
-                await asyncio.sleep((len(word) + 1) / chars_per_second)
-                await client.write_event(SynthesizeChunk(text=f"{word} ").event())
-                written += len(word) + 1
-                if written - 1 == len(FIRST_CLAUSE):
-                    clause = time.perf_counter()
-            await client.write_event(Synthesize(text=REPLY).event())
-            await client.write_event(SynthesizeStop().event())
-
-        writer = asyncio.create_task(write())
-        await read_audio(client, "synthesize-stopped", playback)
-        await writer
-    return timing(started, clause, started, playback)
-
-
-async def first_audio_rows(
-    label: str, config: Path, runs: int, chars_per_second: float
-) -> None:
-    """Print section 1's rows for one model."""
-    service = build_service(load_config(config))
-    try:
-        async with tcp_server(service.handler_factory) as port:
-            await one_shot(port, 1e9)  # warm up onnxruntime and espeak
-            results: dict[str, list[Timing]] = {"one-shot": [], "streaming": []}
-            for _ in range(runs):
-                results["one-shot"].append(await one_shot(port, chars_per_second))
-                results["streaming"].append(await streaming(port, chars_per_second))
-    finally:
-        service.close()
-    for mode, timings in results.items():
-        first = [t.first_audio for t in timings]
-        clause = [t.after_clause for t in timings]
-        rtf = statistics.median(t.synthesis / t.audio for t in timings)
-        print(
-            f"{label:<5} {mode:<10} {ms(statistics.median(first))} {ms(p95(first))}"
-            f" {ms(statistics.median(clause))} {ms(p95(clause))}"
-            f" {ms(statistics.median(t.last_audio for t in timings))}"
-            f" {rtf if mode == 'one-shot' else float('nan'):6.2f}"
-            f" {ms(statistics.median(t.gaps for t in timings))}"
-            f" {ms(max(t.longest_gap for t in timings))}"
-        )
 
 
 # 2. whisper overhead -----------------------------------------------------
@@ -544,6 +394,37 @@ async def main(args: argparse.Namespace, folder: Path) -> None:
         "synthesis time / audio length; gaps: median total and longest time the "
         "satellite's buffer ran dry after playback began"
     )
+
+    print(
+        '\nWhere the first piece\'s time goes (streamed "It is sunny" then a '
+        "word), ms: first audio from the chunk, and per stage"
+    )
+    print(
+        f"{'model':<5} {'request':<18} {'first':>8} {'phonemes':>8} {'style':>8}"
+        f" {'ONNX':>8} {'writing':>8}"
+    )
+    for label, config in models.items():
+        runs = args.runs if label == "tiny" else real_runs
+        await breakdown_rows(label, config, max(runs, 2))
+
+    print("\nA cached announcement's first audio, from its last chunk, ms (goal < 50)")
+    print(
+        f"{'model':<5} {'mode':<10} {'cached':>8} {'p95':>8} {'fresh':>8} {'p95':>8}"
+        f" {'ratio':>7}"
+    )
+    for label, config in models.items():
+        await cache_rows(label, config, args.runs if label == "tiny" else real_runs)
+
+    if "real" in models:
+        print(
+            f"\nONNX Runtime session options, real model, {real_runs + 1} run(s) each "
+            "taking turns, inference ms; ratio: the sentence's median over ours"
+        )
+        print(
+            f"{'options':<16} {'1st call':>8} {'piece':>8} {'p95':>8} {'sentence':>8}"
+            f" {'p95':>8} {'ratio':>6}"
+        )
+        options_rows(models["real"], real_runs + 1)
 
     whisper_runs = 5 * args.runs
     print(f"\nwhisper wrapper, 3 s utterance, {whisper_runs} runs, ms")

@@ -161,7 +161,9 @@ class _TextStream:
     worker: asyncio.Task[None] | None = None
     failed: bool = False
     pause: asyncio.TimerHandle | None = None
-    waiting: bool = False  # the worker waits for text to speak
+    # The worker waits for text to speak (from the start: until its task
+    # first runs, events already received are handled before it).
+    waiting: bool = True
 
     def stop_waiting_for_pause(self) -> None:
         """Forget the pending end of a sentence: more text came, or the end."""
