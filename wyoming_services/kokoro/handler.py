@@ -25,7 +25,7 @@ from ..service import BadEventError, GuardedEventHandler
 from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech, Stages
 from .language import AutoVoice
 from .phrasing import break_words
-from .splitter import Pacer, TextSplitter, text_pieces
+from .splitter import Pacer, TextSplitter, speakable_pieces, text_pieces
 from .voices import AUTO, Voice, VoiceCatalog
 
 _LOGGER = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ class _TextStream:
 
     def speak(self, sentence: str) -> None:
         """Queue a sentence for the worker, piece by piece."""
-        for piece in self.pacer.pieces(sentence):
+        for piece in speakable_pieces(self.pacer.pieces(sentence)):
             self.sentences.put_nowait(piece)
 
     @property

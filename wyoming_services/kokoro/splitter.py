@@ -141,7 +141,7 @@ class Pacer:
             for piece in tail:
                 self.taken(piece)
             pieces.extend(tail)
-        return speakable_pieces(pieces)
+        return pieces
 
     def taken(self, piece: str) -> None:
         """A piece was given out: the next may grow by it."""
@@ -153,7 +153,9 @@ class Pacer:
 def text_pieces(text: str, words: frozenset[str], min_clause: int) -> list[str]:
     """A whole text's pieces, as a request speaks them."""
     pacer = Pacer(words, min_clause)
-    return [piece for sentence in split_text(text) for piece in pacer.pieces(sentence)]
+    pieces = [p for sentence in split_text(text) for p in pacer.pieces(sentence)]
+    # A sentence of punctuation alone ("; ...") goes with the one before.
+    return speakable_pieces(pieces)
 
 
 def speakable_pieces(pieces: list[str]) -> list[str]:
