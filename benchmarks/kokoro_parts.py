@@ -27,7 +27,11 @@ from wyoming.tts import (
 
 from tests.harness.wyoming import tcp_client, tcp_server
 from wyoming_services.config import load_config
-from wyoming_services.kokoro.__main__ import build_service, speak_at_start
+from wyoming_services.kokoro.__main__ import (
+    KokoroService,
+    build_service,
+    speak_at_start,
+)
 from wyoming_services.kokoro.cache import PhraseCache
 from wyoming_services.kokoro.engine import (
     CHANNELS,
@@ -54,6 +58,15 @@ FIRST_PIECE = "It is sunny"
 SENTENCE = "The kitchen lights are on and the front door is locked."
 ANNOUNCEMENT = "One moment, I am checking the calendar."
 STAGES = ("phonemes", "style", "inference", "writing")
+# The real model on a loaded machine: seconds an answer may take.
+SLOW = 600.0
+
+
+def uncached_service(config: Path, *, warm_up: bool = True) -> KokoroService:
+    """The service with a cache that keeps nothing: every run synthesises."""
+    service = build_service(load_config(config), warm_up=warm_up)
+    service.engine.cache = PhraseCache(0)
+    return service
 
 
 def ms(seconds: float) -> str:
@@ -137,7 +150,7 @@ async def one_shot(port: int, chars_per_second: float) -> Timing:
     clause = started + len(FIRST_CLAUSE) / chars_per_second
     await asyncio.sleep(len(REPLY) / chars_per_second)  # the LLM writes
     playback = Playback()
-    async with AsyncTcpClient("127.0.0.1", port) as client:
+    async with AsyncTcpClient("127.0.0.1", port, read_timeout=SLOW) as client:
         sent = time.perf_counter()
         await client.write_event(Synthesize(text=REPLY, voice=VOICE).event())
         await read_audio(client, "audio-stop", playback)
@@ -149,7 +162,7 @@ async def streaming(port: int, chars_per_second: float) -> Timing:
     started = time.perf_counter()
     clause = started
     playback = Playback()
-    async with AsyncTcpClient("127.0.0.1", port) as client:
+    async with AsyncTcpClient("127.0.0.1", port, read_timeout=SLOW) as client:
 
         async def write() -> None:
             nonlocal clause
@@ -174,7 +187,7 @@ async def first_audio_rows(
     label: str, config: Path, runs: int, chars_per_second: float
 ) -> None:
     """Print section 1's rows for one model."""
-    service = build_service(load_config(config))
+    service = uncached_service(config)
     try:
         async with tcp_server(service.handler_factory) as port:
             await one_shot(port, 1e9)  # warm up onnxruntime and espeak
@@ -217,6 +230,7 @@ class Breakdowns(logging.Handler):
 async def first_piece(port: int) -> float:
     """Stream the first piece and a word after it; seconds to the first audio."""
     async with tcp_client(port) as client:
+        client.read_timeout = SLOW
         await client.write_event(SynthesizeStart(voice=VOICE).event())
         started = time.perf_counter()
         await client.write_event(SynthesizeChunk(text=f"{FIRST_PIECE} in ").event())
@@ -242,8 +256,7 @@ async def breakdown_rows(label: str, config: Path, runs: int) -> None:
     try:
         rows: list[tuple[str, list[float], list[dict[str, float]]]] = []
         for warm_up in (False, True):
-            service = build_service(load_config(config), warm_up=warm_up)
-            service.engine.cache = PhraseCache(0)  # every piece synthesised
+            service = uncached_service(config, warm_up=warm_up)
             try:
                 async with tcp_server(service.handler_factory) as port:
                     first = [await first_piece(port)]
@@ -353,6 +366,7 @@ def options_rows(config: Path, runs: int) -> None:
 async def announcement(port: int, text: str, streamed: bool) -> float:
     """Seconds from the end of the announcement's text to its first audio."""
     async with tcp_client(port) as client:
+        client.read_timeout = SLOW
         if streamed:
             await client.write_event(SynthesizeStart(voice=VOICE).event())
             *words, last = text.split(" ")

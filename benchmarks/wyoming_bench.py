@@ -56,6 +56,7 @@ from benchmarks.kokoro_parts import (
     one_shot,
     options_rows,
     p95,
+    uncached_service,
 )
 from tests.harness.ports import free_port
 from tests.harness.real_engines import (
@@ -66,8 +67,7 @@ from tests.harness.real_engines import (
 )
 from tests.harness.whisper_server import WhisperServerStandIn
 from tests.harness.wyoming import KOKORO_VOICES, module_argv, server_process, tcp_server
-from wyoming_services.config import load_config
-from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL, build_service
+from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL
 from wyoming_services.whisper.__main__ import build_info
 from wyoming_services.whisper.client import WhisperClient
 from wyoming_services.whisper.handler import WhisperEventHandler
@@ -236,7 +236,7 @@ asyncio.run(main())
 
 async def lag_rows(label: str, config: Path, rounds: int) -> float:
     """Print section 3's rows for one model; return how long the clients took."""
-    service = build_service(load_config(config))
+    service = uncached_service(config)
     longest = 0.0
     try:
         async with tcp_server(service.handler_factory) as port:
