@@ -416,3 +416,60 @@ async def cache_rows(label: str, config: Path, runs: int) -> None:
         print(f"{label:<5} cache now: {service.engine.cache.report()}")
     finally:
         service.close()
+
+
+async def kokoro_sections(
+    models: dict[str, Path], runs: int, real_runs: int, chars_per_second: float
+) -> None:
+    """Print the Kokoro sections for each model (`real_runs` of the real one)."""
+    print(
+        f"Kokoro: first audio for a four-sentence reply ({len(REPLY)} characters "
+        f"written at {chars_per_second:g} characters/s; first clause "
+        f"{len(FIRST_CLAUSE)} characters), ms; runs: tiny {runs}, real {real_runs}"
+    )
+    print(
+        f"{'model':<5} {'mode':<10} {'first':>8} {'p95':>8} {'clause->':>8} {'p95':>8}"
+        f" {'last':>8} {'RTF':>6} {'gaps':>8} {'longest':>8}"
+    )
+    for label, config in models.items():
+        count = runs if label == "tiny" else real_runs
+        await first_audio_rows(label, config, count, chars_per_second)
+    if "real" not in models:
+        print("real  not run: --skip-real, or not installed (scripts/setup)")
+    print(
+        "first: from the first character written; clause->: from the end of the "
+        "first clause (goal: 600 ms); last: the end of the answer; RTF: one-shot "
+        "synthesis time / audio length; gaps: median total and longest time the "
+        "satellite's buffer ran dry after playback began"
+    )
+
+    print(
+        '\nWhere the first piece\'s time goes (streamed "It is sunny" then a '
+        "word), ms: first audio from the chunk, and per stage"
+    )
+    print(
+        f"{'model':<5} {'request':<18} {'first':>8} {'phonemes':>8} {'style':>8}"
+        f" {'ONNX':>8} {'writing':>8}"
+    )
+    for label, config in models.items():
+        count = runs if label == "tiny" else real_runs
+        await breakdown_rows(label, config, max(count, 2))
+
+    print("\nA cached announcement's first audio, from its last chunk, ms (goal < 50)")
+    print(
+        f"{'model':<5} {'mode':<10} {'cached':>8} {'p95':>8} {'fresh':>8} {'p95':>8}"
+        f" {'ratio':>7}"
+    )
+    for label, config in models.items():
+        await cache_rows(label, config, runs if label == "tiny" else real_runs)
+
+    if "real" in models:
+        print(
+            f"\nONNX Runtime session options, real model, {real_runs + 1} run(s) each "
+            "taking turns, inference ms; ratio: the sentence's median over ours"
+        )
+        print(
+            f"{'options':<16} {'1st call':>8} {'piece':>8} {'p95':>8} {'sentence':>8}"
+            f" {'p95':>8} {'ratio':>6}"
+        )
+        options_rows(models["real"], real_runs + 1)

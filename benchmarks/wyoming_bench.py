@@ -47,14 +47,10 @@ from wyoming.client import AsyncTcpClient
 
 from benchmarks.kokoro_parts import (
     BYTES_PER_SECOND,
-    FIRST_CLAUSE,
     REPLY,
-    breakdown_rows,
-    cache_rows,
-    first_audio_rows,
+    kokoro_sections,
     ms,
     one_shot,
-    options_rows,
     p95,
     uncached_service,
 )
@@ -342,8 +338,8 @@ def kokoro_config(
     return path
 
 
-async def main(args: argparse.Namespace, folder: Path) -> None:
-    """Make the tiny model in `folder`, then run the sections."""
+async def make_models(args: argparse.Namespace, folder: Path) -> dict[str, Path]:
+    """The tiny model made in `folder`, and the real one if installed: configs."""
     tiny = folder / "tiny"
     maker = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -371,60 +367,25 @@ async def main(args: argparse.Namespace, folder: Path) -> None:
             real / REAL_VOICES_FILE,
             REAL_KOKORO_VOICES,
         )
+        # What wyoming-bench measures: synthesis, as Piper's (no cache).
+        models["real, no cache"] = kokoro_config(
+            folder,
+            "real-uncached",
+            real / KOKORO_MODEL,
+            real / REAL_VOICES_FILE,
+            "cache_mb = 0\n" + REAL_KOKORO_VOICES,
+        )
+    return models
+
+
+async def main(args: argparse.Namespace, folder: Path) -> None:
+    """Make the models' configs in `folder`, then run the sections."""
+    models = await make_models(args, folder)
+    uncached = models.pop("real, no cache", None)
     # The real model synthesises at about real time here: few runs of it.
     real_runs = max(1, args.runs // 5)
 
-    print(
-        f"Kokoro: first audio for a four-sentence reply ({len(REPLY)} characters "
-        f"written at {args.chars_per_second:g} characters/s; first clause "
-        f"{len(FIRST_CLAUSE)} characters), ms; runs: tiny {args.runs}, real {real_runs}"
-    )
-    print(
-        f"{'model':<5} {'mode':<10} {'first':>8} {'p95':>8} {'clause->':>8} {'p95':>8}"
-        f" {'last':>8} {'RTF':>6} {'gaps':>8} {'longest':>8}"
-    )
-    for label, config in models.items():
-        runs = args.runs if label == "tiny" else real_runs
-        await first_audio_rows(label, config, runs, args.chars_per_second)
-    if real is None:
-        print("real  not run: --skip-real, or not installed (scripts/setup)")
-    print(
-        "first: from the first character written; clause->: from the end of the "
-        "first clause (goal: 600 ms); last: the end of the answer; RTF: one-shot "
-        "synthesis time / audio length; gaps: median total and longest time the "
-        "satellite's buffer ran dry after playback began"
-    )
-
-    print(
-        '\nWhere the first piece\'s time goes (streamed "It is sunny" then a '
-        "word), ms: first audio from the chunk, and per stage"
-    )
-    print(
-        f"{'model':<5} {'request':<18} {'first':>8} {'phonemes':>8} {'style':>8}"
-        f" {'ONNX':>8} {'writing':>8}"
-    )
-    for label, config in models.items():
-        runs = args.runs if label == "tiny" else real_runs
-        await breakdown_rows(label, config, max(runs, 2))
-
-    print("\nA cached announcement's first audio, from its last chunk, ms (goal < 50)")
-    print(
-        f"{'model':<5} {'mode':<10} {'cached':>8} {'p95':>8} {'fresh':>8} {'p95':>8}"
-        f" {'ratio':>7}"
-    )
-    for label, config in models.items():
-        await cache_rows(label, config, args.runs if label == "tiny" else real_runs)
-
-    if "real" in models:
-        print(
-            f"\nONNX Runtime session options, real model, {real_runs + 1} run(s) each "
-            "taking turns, inference ms; ratio: the sentence's median over ours"
-        )
-        print(
-            f"{'options':<16} {'1st call':>8} {'piece':>8} {'p95':>8} {'sentence':>8}"
-            f" {'p95':>8} {'ratio':>6}"
-        )
-        options_rows(models["real"], real_runs + 1)
+    await kokoro_sections(models, args.runs, real_runs, args.chars_per_second)
 
     whisper_runs = 5 * args.runs
     print(f"\nwhisper wrapper, 3 s utterance, {whisper_runs} runs, ms")
@@ -445,12 +406,13 @@ async def main(args: argparse.Namespace, folder: Path) -> None:
     # The same probe as long with nothing to do: what the machine itself adds.
     lag_row("idle", await measure_lag(partial(asyncio.sleep, seconds)))
 
-    if real is not None:
+    if uncached is not None:
         print(
             f"\nwyoming-bench {args.wyoming_bench_rounds} round(s): wyoming-kokoro "
-            "(real model, voice auto) and wyoming-piper (en_US-joe-medium)"
+            "(real model, voice auto, cache_mb = 0) and wyoming-piper "
+            "(en_US-joe-medium)"
         )
-        await wyoming_bench_rows(folder, models["real"], args.wyoming_bench_rounds)
+        await wyoming_bench_rows(folder, uncached, args.wyoming_bench_rounds)
 
 
 def parse_args() -> argparse.Namespace:

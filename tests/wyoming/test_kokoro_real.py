@@ -124,3 +124,32 @@ async def test_auto_voice_switches_language_per_sentence(
     assert line.startswith("spoke 4 piece(s)")
     seconds = len(pcm_of(events)) / RATE
     assert expected_seconds(text) / 2 <= seconds <= expected_seconds(text) * 2
+
+
+async def test_the_first_piece_is_speech_of_its_words_length(
+    real_kokoro: KokoroService, socket_enabled: None
+) -> None:
+    """Streamed word by word, "It is sunny" is heard first, as three words."""
+    async with (
+        tcp_server(real_kokoro.handler_factory) as port,
+        tcp_client(port) as client,
+    ):
+        client.read_timeout = SLOW
+        await client.write_event(SynthesizeStart(voice=SynthesizeVoice("en")).event())
+        for word in ["It", "is", "sunny", "in", "Rome"]:
+            await client.write_event(SynthesizeChunk(text=word + " ").event())
+        first = await read_until(client, "audio-stop")
+        await client.write_event(SynthesizeChunk(text="today.").event())
+        await client.write_event(SynthesizeStop().event())
+        rest = await read_until(client, "synthesize-stopped")
+
+    assert first[-1].type == "audio-stop"
+    assert rest[-1].type == "synthesize-stopped"
+    samples = pcm_of(first)
+    seconds = len(samples) / RATE
+    estimate = expected_seconds("It is sunny")
+    assert estimate / 2 <= seconds <= estimate * 2
+    assert loudness(samples) > 0.02
+    # The rest of the sentence follows: "in Rome today."
+    rest_seconds = len(pcm_of(rest)) / RATE
+    assert expected_seconds("in Rome today") / 2 <= rest_seconds
