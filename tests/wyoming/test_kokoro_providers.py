@@ -120,14 +120,18 @@ async def test_an_unknown_provider_is_one_line_on_stderr(
     ("options", "message"),
     [
         ("providers = []\n", "kokoro.providers must name at least one"),
-        ('providers = "CPUExecutionProvider"\n', "must be a list of strings"),
-        ("providers = [true]\n", "must be a list of strings"),
+        ('providers = "CPU"\n', "kokoro.providers must be a list of strings"),
+        ("providers = [true]\n", "kokoro.providers must be a list of strings"),
+        ("cache_mb = -1\n", "kokoro.cache_mb must be 0 or more"),
+        ('cache_mb = "big"\n', "kokoro.cache_mb must be a number"),
+        ('phrases = "One moment."\n', "kokoro.phrases must be a list of strings"),
+        ("phrases = [1, 2]\n", "kokoro.phrases must be a list of strings"),
     ],
 )
-def test_bad_provider_lists_are_named(
+def test_bad_kokoro_options_are_named(
     tmp_path: Path, tiny_models: Path, options: str, message: str
 ) -> None:
     config = write_kokoro_config(tmp_path, tiny_models, options)
     with pytest.raises(ConfigError) as caught:
         load_config(config)
-    assert message in str(caught.value)
+    assert str(caught.value) == f"{config}: {message}"
