@@ -35,6 +35,7 @@ MIB = 1 << 20
 # ONNX Runtime's execution providers, in order of preference.
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 DEFAULT_CACHE_MB = 32
+MAX_CACHE_MB = 65536
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "whisper": {"url": "http://127.0.0.1:8182", "language": "", "timeout": 30.0},
@@ -176,8 +177,10 @@ def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroS
         raise ConfigError(f"{source}: kokoro.max_characters must be at least 1")
     if not values["providers"]:
         raise ConfigError(f"{source}: kokoro.providers must name at least one")
-    if values["cache_mb"] < 0:
-        raise ConfigError(f"{source}: kokoro.cache_mb must be 0 or more")
+    if not 0 <= values["cache_mb"] <= MAX_CACHE_MB:  # nan and inf too
+        raise ConfigError(
+            f"{source}: kokoro.cache_mb must be between 0 and {MAX_CACHE_MB}"
+        )
     return KokoroSettings(
         model=base / Path(values["model"]).expanduser(),
         voices=base / Path(values["voices"]).expanduser(),
