@@ -153,3 +153,23 @@ async def test_the_first_piece_is_speech_of_its_words_length(
     # The rest of the sentence follows: "in Rome today."
     rest_seconds = len(pcm_of(rest)) / RATE
     assert expected_seconds("in Rome today") / 2 <= rest_seconds
+
+
+async def test_a_cached_piece_is_the_audio_the_model_gives_afresh(
+    real_kokoro: KokoroService, socket_enabled: None
+) -> None:
+    text = "One moment, please."
+    voice = SynthesizeVoice(name="en")
+    async with (
+        tcp_server(real_kokoro.handler_factory) as port,
+        tcp_client(port) as client,
+    ):
+        client.read_timeout = SLOW
+        heard = []
+        for _ in range(2):
+            await client.write_event(Synthesize(text=text, voice=voice).event())
+            heard.append(pcm_of(await read_until(client, "audio-stop")).tobytes())
+    assert real_kokoro.engine.cache.report().hits == 1
+    fresh = real_kokoro.engine.synthesise(text, real_kokoro.voices.catalog.get("en"))
+    assert heard[0] == heard[1] == fresh.pcm
+    assert len(fresh.pcm) > 0
