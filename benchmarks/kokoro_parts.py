@@ -301,9 +301,9 @@ VARIANTS = (
     Variant("ORT defaults", lambda options: None),
     Variant("intra-op 1", _set(intra_op_num_threads=1)),
     Variant(
-        "spinning",
+        "no spinning",
         lambda options: options.add_session_config_entry(
-            "session.intra_op.allow_spinning", "1"
+            "session.intra_op.allow_spinning", "0"
         ),
     ),
     Variant("inter-op 2", _set(inter_op_num_threads=2)),

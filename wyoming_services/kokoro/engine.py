@@ -98,17 +98,16 @@ def session_options() -> rt.SessionOptions:
     """ONNX Runtime's options, as measured by benchmarks/wyoming_bench.py.
 
     One piece at a time: every core goes to the operators of that piece
-    (intra-op), none to running operators side by side (inter-op). Idle
-    threads sleep instead of spinning: on a small machine shared with Home
-    Assistant a spinning thread takes the core its partner needs (the same
-    sentence took 0.6 times as long without spinning on the loaded 2-core
-    machine); all graph optimisations and the memory arena stay on.
+    (intra-op), none to running operators side by side (inter-op); all
+    graph optimisations and the memory arena. Idle threads spin (ONNX
+    Runtime's default): on the nearly quiet 2-core machine that took 0.9
+    times as long as sleeping threads; under heavy load sleeping ones won
+    (docs/voice.md).
     """
     options = rt.SessionOptions()
     options.inter_op_num_threads = 1
     options.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.enable_cpu_mem_arena = True
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
 
