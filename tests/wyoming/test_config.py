@@ -82,7 +82,7 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ),
         (
             "[kokoro]\nsped = 1.2\n",
-            "unknown key 'kokoro.sped' (known: max_characters, model, speed, voices)",
+            "unknown key 'kokoro.sped' (known: cache_mb, max_characters, model, phrases, providers, speed, voices)",
         ),
         (
             "[voice.it]\nblend = { if_sara = 1 }\nlng = 'it'\n",

@@ -79,24 +79,35 @@ async def test_sentence_gives_speech_of_plausible_length(
     assert voiced > 0.5
 
 
-async def test_streaming_speaks_before_the_last_sentence_is_written(
-    real_kokoro: KokoroService, socket_enabled: None
-) -> None:
+async def stream_in_two(
+    service: KokoroService, words: list[str], until: str, then: str
+) -> tuple[list, list]:
+    """Stream `words`, read up to the first `until`; then write `then` and stop.
+
+    The events before and after.
+    """
     async with (
-        tcp_server(real_kokoro.handler_factory) as port,
+        tcp_server(service.handler_factory) as port,
         tcp_client(port) as client,
     ):
         client.read_timeout = SLOW
         await client.write_event(SynthesizeStart(voice=SynthesizeVoice("en")).event())
-        for word in ["Sure,", "the", "lights", "are", "on.", "The", "door"]:
+        for word in words:
             await client.write_event(SynthesizeChunk(text=word + " ").event())
         # Nothing more is written until audio comes.
-        first = await read_until(client, "audio-chunk")
-        assert first[-1].type == "audio-chunk"
-        await client.write_event(SynthesizeChunk(text="is locked.").event())
+        first = await read_until(client, until)
+        await client.write_event(SynthesizeChunk(text=then).event())
         await client.write_event(SynthesizeStop().event())
-        events = first + await read_until(client, "synthesize-stopped")
+        return first, await read_until(client, "synthesize-stopped")
 
+
+async def test_streaming_speaks_before_the_last_sentence_is_written(
+    real_kokoro: KokoroService, socket_enabled: None
+) -> None:
+    words = ["Sure,", "the", "lights", "are", "on.", "The", "door"]
+    first, rest = await stream_in_two(real_kokoro, words, "audio-chunk", "is locked.")
+    assert first[-1].type == "audio-chunk"
+    events = first + rest
     assert events[-1].type == "synthesize-stopped"
     seconds = len(pcm_of(events)) / RATE
     text = "Sure, the lights are on. The door is locked."
@@ -121,6 +132,44 @@ async def test_auto_voice_switches_language_per_sentence(
 
     assert events[-1].type == "audio-stop"
     (line,) = [r.getMessage() for r in caplog.records if r.message.startswith("spoke")]
-    assert line.startswith("spoke 2 sentence(s), 108 characters, voice auto (it, en)")
+    assert line.startswith("spoke 4 piece(s)")
     seconds = len(pcm_of(events)) / RATE
     assert expected_seconds(text) / 2 <= seconds <= expected_seconds(text) * 2
+
+
+async def test_the_first_piece_is_speech_of_its_words_length(
+    real_kokoro: KokoroService, socket_enabled: None
+) -> None:
+    """Streamed word by word, "It is sunny" is heard first, as three words."""
+    words = ["It", "is", "sunny", "in", "Rome"]
+    first, rest = await stream_in_two(real_kokoro, words, "audio-stop", "today.")
+    assert first[-1].type == "audio-stop"
+    assert rest[-1].type == "synthesize-stopped"
+    samples = pcm_of(first)
+    seconds = len(samples) / RATE
+    estimate = expected_seconds("It is sunny")
+    assert estimate / 2 <= seconds <= estimate * 2
+    assert loudness(samples) > 0.02
+    # The rest of the sentence follows: "in Rome today."
+    rest_seconds = len(pcm_of(rest)) / RATE
+    assert expected_seconds("in Rome today") / 2 <= rest_seconds
+
+
+async def test_a_cached_piece_is_the_audio_the_model_gives_afresh(
+    real_kokoro: KokoroService, socket_enabled: None
+) -> None:
+    text = "One moment, please."
+    voice = SynthesizeVoice(name="en")
+    async with (
+        tcp_server(real_kokoro.handler_factory) as port,
+        tcp_client(port) as client,
+    ):
+        client.read_timeout = SLOW
+        heard = []
+        for _ in range(2):
+            await client.write_event(Synthesize(text=text, voice=voice).event())
+            heard.append(pcm_of(await read_until(client, "audio-stop")).tobytes())
+    assert real_kokoro.engine.cache.report().hits == 1
+    fresh = real_kokoro.engine.synthesise(text, real_kokoro.voices.catalog.get("en"))
+    assert heard[0] == heard[1] == fresh.pcm
+    assert len(fresh.pcm) > 0

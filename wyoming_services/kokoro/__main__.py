@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from functools import partial
 import logging
 import sys
+import time
 
 from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
 from wyoming.server import HandlerFactory
@@ -20,9 +21,11 @@ from ..service import (
     serve,
     zeroconf_advert,
 )
-from .engine import EngineError, KokoroEngine, load_kokoro
-from .handler import KokoroEventHandler, Voices
+from .cache import PhraseCache
+from .engine import EngineError, KokoroEngine, choose, load_kokoro
+from .handler import MIN_CLAUSE, KokoroEventHandler, Voices, words_of
 from .language import AutoVoice
+from .splitter import text_pieces
 from .voices import AUTO, VoiceCatalog, VoiceError
 
 _LOGGER = logging.getLogger(__name__)
@@ -33,6 +36,9 @@ PROGRAM = "wyoming-kokoro"
 # 5 ms, adds up to 20 ms and more of lag under load).
 SWITCH_INTERVAL = 0.001
 DEFAULT_URI = "tcp://0.0.0.0:10200"
+# Spoken once at start, so that the first question pays no first-call cost
+# (onnxruntime sizes its buffers, espeak-ng loads its dictionaries).
+WARM_UP = "Good morning, the kitchen lights are on."
 ATTRIBUTION = Attribution(
     name="hexgrad", url="https://huggingface.co/hexgrad/Kokoro-82M"
 )
@@ -63,14 +69,20 @@ class KokoroService:
         self.engine.close()
 
 
-def build_service(config: Config) -> KokoroService:
-    """Load Kokoro and the voices; a fault is a one-line `ServiceError`."""
+def build_service(config: Config, *, warm_up: bool = True) -> KokoroService:
+    """Load Kokoro and the voices, speak the phrases to keep.
+
+    A fault is a one-line `ServiceError`.
+    """
+    settings = config.kokoro
     try:
-        kokoro, styles = load_kokoro(config.kokoro.model, config.kokoro.voices)
+        kokoro, styles = load_kokoro(
+            settings.model, settings.voices, settings.providers
+        )
         catalog = VoiceCatalog(styles, config.voices)
     except (EngineError, VoiceError) as err:
         raise ServiceError(str(err)) from None
-    engine = KokoroEngine(kokoro, config.kokoro.speed)
+    engine = KokoroEngine(kokoro, settings.speed, PhraseCache(settings.cache_bytes))
     for voice in catalog.configured:
         try:
             engine.phonemizer.check(voice.lang)
@@ -81,11 +93,35 @@ def build_service(config: Config) -> KokoroService:
             ) from None
     auto = AutoVoice(catalog.configured) if catalog.configured else None
     voices = Voices(catalog=catalog, auto=auto)
+    phrases = ([WARM_UP] if warm_up else []) + list(settings.phrases)
+    try:
+        speak_at_start(engine, voices, phrases)
+    except EngineError as err:
+        engine.close()
+        raise ServiceError(f"kokoro.phrases: {err}") from None
     return KokoroService(
         info=build_info(voices),
         engine=engine,
         voices=voices,
         max_characters=config.kokoro.max_characters,
+    )
+
+
+def speak_at_start(engine: KokoroEngine, voices: Voices, phrases: list[str]) -> None:
+    """Synthesise `phrases` as a request with the default voice would: cached."""
+    started = time.perf_counter()
+    voice = voices.resolve(None)
+    for phrase in phrases:
+        for piece in text_pieces(phrase, words_of(voice), MIN_CLAUSE):
+            chosen = choose(voice, piece, None)
+            if not engine.cache.holds(chosen.name, piece):
+                engine.synthesise(piece, chosen)
+    _LOGGER.info(
+        "Kokoro on %s: %d phrase(s) spoken at start in %.0f ms; cache: %s",
+        ", ".join(engine.providers),
+        len(phrases),
+        (time.perf_counter() - started) * 1000,
+        engine.cache.report(),
     )
 
 

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import copy
 from dataclasses import dataclass, field
 import logging
 import time
@@ -21,9 +22,10 @@ from wyoming.tts import (
 )
 
 from ..service import BadEventError, GuardedEventHandler
-from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech
+from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech, Stages
 from .language import AutoVoice
-from .splitter import TextSplitter, clauses, split_text
+from .phrasing import break_words
+from .splitter import Pacer, TextSplitter, speakable_pieces, text_pieces
 from .voices import AUTO, Voice, VoiceCatalog
 
 _LOGGER = logging.getLogger(__name__)
@@ -36,10 +38,10 @@ SAMPLES_PER_CHUNK = 12000
 # spoken as it is: the agent's announcement before a tool call would
 # otherwise wait for the tool's answer, the very wait it is meant to fill.
 SENTENCE_PAUSE = 0.1
-# Sentences are spoken clause by clause (see `clauses`), and while Kokoro
-# has nothing to speak the clauses of the sentence being written are spoken
-# without waiting for its end. A clause is at least this long (three words
-# or so); "Sure," is spoken with what follows it.
+# Sentences are spoken in pieces (see `Pacer`): a short first piece, growing
+# ones, then clauses; while Kokoro has nothing to speak, the pieces of the
+# sentence being written are spoken without waiting for its end. A clause is
+# at least this long (three words or so); "Sure," goes with what follows it.
 MIN_CLAUSE = 16
 
 
@@ -94,15 +96,32 @@ class _Request:
     characters: int = 0
     audio_seconds: float = 0.0
     spoken_by: list[str] = field(default_factory=list)
+    cached: int = 0  # pieces that came from the cache
+    first_stages: Stages | None = None  # where the first piece's time went
+    first_writing: float = 0.0  # seconds writing the first piece's events
 
-    def add(self, sentence: str, speech: Speech) -> None:
+    def add(self, sentence: str, speech: Speech, writing: float) -> None:
         if self.first_audio is None:
             self.first_audio = time.monotonic()
+            self.first_stages = speech.stages
+            self.first_writing = writing
         self.sentences += 1
         self.characters += len(sentence)
         self.audio_seconds += speech.seconds
+        self.cached += speech.cached
         if speech.voice.name not in self.spoken_by:
             self.spoken_by.append(speech.voice.name)
+
+    @property
+    def breakdown(self) -> dict[str, float]:
+        """The first piece's seconds per stage, for the log and the benchmark."""
+        stages = self.first_stages or Stages()
+        return {
+            "phonemes": stages.phonemes,
+            "style": stages.style,
+            "inference": stages.inference,
+            "writing": self.first_writing,
+        }
 
     def log(self) -> None:
         first = (
@@ -110,9 +129,12 @@ class _Request:
             if self.first_audio is not None
             else "never"
         )
+        stages = ", ".join(
+            f"{stage} {seconds * 1000:.0f}" for stage, seconds in self.breakdown.items()
+        )
         _LOGGER.info(
-            "%s %d sentence(s), %d characters, voice %s (%s): %.2f s of audio in "
-            "%.0f ms, first audio after %s",
+            "%s %d piece(s), %d characters, voice %s (%s): %.2f s of audio in "
+            "%.0f ms, first audio after %s (%s ms), %d piece(s) from the cache",
             self.kind,
             self.sentences,
             self.characters,
@@ -121,6 +143,9 @@ class _Request:
             self.audio_seconds,
             (time.monotonic() - self.started) * 1000,
             first,
+            stages,
+            self.cached,
+            extra={"breakdown": self.breakdown},
         )
 
 
@@ -130,12 +155,15 @@ class _TextStream:
 
     voice: Voice | AutoVoice | None  # None: refused, the rest is ignored
     request: _Request
+    pacer: Pacer
     splitter: TextSplitter = field(default_factory=TextSplitter)
     sentences: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
     failed: bool = False
     pause: asyncio.TimerHandle | None = None
-    waiting: bool = False  # the worker waits for text to speak
+    # The worker waits for text to speak (from the start: until its task
+    # first runs, events already received are handled before it).
+    waiting: bool = True
 
     def stop_waiting_for_pause(self) -> None:
         """Forget the pending end of a sentence: more text came, or the end."""
@@ -149,16 +177,31 @@ class _TextStream:
         self.speak(self.splitter.finish())
 
     def speak(self, sentence: str) -> None:
-        """Queue a sentence for the worker, clause by clause."""
-        for clause in clauses(sentence, MIN_CLAUSE):
-            self.sentences.put_nowait(clause)
+        """Queue a sentence for the worker, piece by piece."""
+        for piece in speakable_pieces(self.pacer.pieces(sentence)):
+            self.sentences.put_nowait(piece)
 
-    def speak_clauses_if_waiting(self) -> None:
-        """Give the waiting worker the clauses written so far."""
-        if not self.waiting or not self.sentences.empty():
+    @property
+    def idle(self) -> bool:
+        """The worker waits and nothing is queued for it."""
+        return self.waiting and self.sentences.empty()
+
+    def speak_written_if_waiting(self) -> None:
+        """Give the waiting worker the pieces of the unfinished sentence."""
+        if not self.idle:
             return
-        if written := self.splitter.take_clauses(MIN_CLAUSE):
+        if end := self.pacer.end(self.splitter.held):
+            head, *sentences = self.splitter.take(end)
+            self.pacer.taken(head)
+            self.sentences.put_nowait(head)
+            for sentence in sentences:
+                self.speak(sentence)
+        elif self.pacer.ramped and (written := self.splitter.take_clauses(MIN_CLAUSE)):
             self.speak(written)
+
+    def pending_pieces(self) -> list[str]:
+        """The pieces the held text would be spoken as now (nothing is taken)."""
+        return copy.deepcopy(self.pacer).pieces(self.splitter.held)
 
 
 class KokoroEventHandler(GuardedEventHandler):
@@ -241,20 +284,14 @@ class KokoroEventHandler(GuardedEventHandler):
             AudioStart(rate=RATE, width=WIDTH, channels=CHANNELS).event()
         )
         previous = None
-        pieces = (
-            clause
-            for sentence in split_text(synthesize.text)
-            for clause in clauses(sentence, MIN_CLAUSE)
-        )
-        for sentence in filter(_speakable, pieces):
+        for piece in text_pieces(synthesize.text, words_of(voice), MIN_CLAUSE):
             try:
-                speech = await self._engine.speak(sentence, voice, previous)
+                speech = await self._engine.speak(piece, voice, previous)
             except EngineError as err:
                 _LOGGER.warning("synthesis failed: %s", err)
                 await self.write_event(Error(text=str(err), code="synthesis").event())
                 return
-            await self._write_audio(speech.pcm)
-            request.add(sentence, speech)
+            request.add(piece, speech, await self._write_audio(speech.pcm))
             previous = speech.voice
         await self.write_event(AudioStop().event())
         request.log()
@@ -269,7 +306,8 @@ class KokoroEventHandler(GuardedEventHandler):
         except UnknownVoiceError as err:
             await self._refuse(err)
             voice = None
-        stream = _TextStream(voice=voice, request=request)
+        pacer = Pacer(words_of(voice) if voice else frozenset(), MIN_CLAUSE)
+        stream = _TextStream(voice=voice, request=request, pacer=pacer)
         if voice is not None:
             stream.worker = asyncio.create_task(
                 self._speak_stream(stream), name="kokoro stream"
@@ -284,12 +322,20 @@ class KokoroEventHandler(GuardedEventHandler):
         stream.stop_waiting_for_pause()
         for sentence in stream.splitter.add(text):
             stream.speak(sentence)
-        if stream.splitter.ends_sentence():
+        stream.speak_written_if_waiting()
+        if not stream.splitter.ends_sentence():
+            return
+        # A sentence spoken before (an announcement) needs no pause to be
+        # sure it ended: its audio is ready, and the worker is free.
+        if stream.idle and all(
+            self._engine.is_cached(piece, stream.voice)
+            for piece in stream.pending_pieces()
+        ):
+            stream.speak_pending()
+        else:
             stream.pause = asyncio.get_running_loop().call_later(
                 SENTENCE_PAUSE, stream.speak_pending
             )
-        else:
-            stream.speak_clauses_if_waiting()
 
     async def _finish_stream(self) -> None:
         stream, self._stream = self._stream, None
@@ -307,16 +353,18 @@ class KokoroEventHandler(GuardedEventHandler):
         """Speak sentences as they complete, each as its own audio start..stop."""
         assert stream.voice is not None
         previous = None
-        while (sentence := await self._next_piece(stream)) is not None:
-            if stream.failed or not _speakable(sentence):
+        while (piece := await self._next_piece(stream)) is not None:
+            if stream.failed or not _speakable(piece):
                 continue
             try:
-                speech = await self._engine.speak(sentence, stream.voice, previous)
+                speech = await self._engine.speak(piece, stream.voice, previous)
+                started = time.perf_counter()
                 await self.write_event(
                     AudioStart(rate=RATE, width=WIDTH, channels=CHANNELS).event()
                 )
                 await self._write_audio(speech.pcm)
                 await self.write_event(AudioStop().event())
+                writing = time.perf_counter() - started
             except EngineError as err:
                 _LOGGER.warning("synthesis failed: %s", err)
                 stream.failed = True
@@ -325,14 +373,14 @@ class KokoroEventHandler(GuardedEventHandler):
             except ConnectionError:
                 stream.failed = True
                 return
-            stream.request.add(sentence, speech)
+            stream.request.add(piece, speech, writing)
             previous = speech.voice
 
     @staticmethod
     async def _next_piece(stream: _TextStream) -> str | None:
-        """The next sentence, or the clauses written so far if none is complete."""
+        """The next piece, or the pieces written so far if none is complete."""
         stream.waiting = True
-        stream.speak_clauses_if_waiting()
+        stream.speak_written_if_waiting()
         try:
             return await stream.sentences.get()
         finally:
@@ -340,15 +388,25 @@ class KokoroEventHandler(GuardedEventHandler):
 
     # Output ----------------------------------------------------------------
 
-    async def _write_audio(self, pcm: bytes) -> None:
+    async def _write_audio(self, pcm: bytes) -> float:
+        """Write the audio as chunks; the seconds it took."""
+        started = time.perf_counter()
         step = SAMPLES_PER_CHUNK * WIDTH * CHANNELS
         for offset in range(0, len(pcm), step):
             chunk = AudioChunk(RATE, WIDTH, CHANNELS, pcm[offset : offset + step])
             await self.write_event(chunk.event())
+        return time.perf_counter() - started
 
     async def _refuse(self, err: UnknownVoiceError) -> None:
         _LOGGER.warning("request refused: %s", err)
         await self.write_event(Error(text=str(err), code="unknown-voice").event())
+
+
+def words_of(voice: Voice | AutoVoice) -> frozenset[str]:
+    """The words a phrase may start with in the languages `voice` speaks."""
+    if isinstance(voice, AutoVoice):
+        return break_words(voice.languages)
+    return break_words([voice.language])
 
 
 def _voice_name(requested: SynthesizeVoice | None) -> str:

@@ -11,6 +11,8 @@ import re
 
 from sentence_stream import SentenceBoundaryDetector
 
+from .phrasing import RAMPED, first_piece_end, next_piece_end, piece_limit
+
 # What one add_chunk call of the detector looks at, at most.
 SLICE = 200
 # A sentence longer than this is spoken in parts (a phrase, not a sentence,
@@ -56,6 +58,12 @@ class TextSplitter:
             return None
         return " ".join(self._cut(held, end))
 
+    def take(self, end: int) -> list[str]:
+        """The held text's first `end` characters, then any sentences the rest ends."""
+        held = self.held
+        self._detector.finish()
+        return [held[:end].strip(), *self._detector.add_chunk(held[end:])]
+
     def finish(self) -> str:
         """All the text still held; the splitter is empty afterwards."""
         return self._detector.finish()
@@ -86,6 +94,92 @@ def split_text(text: str) -> list[str]:
     if rest := splitter.finish():
         sentences.append(rest)
     return sentences
+
+
+class Pacer:
+    """Cuts a reply's sentences into pieces that keep the listener's buffer full.
+
+    A short first piece at a phrase's end, pieces growing from there (see
+    `phrasing`), then clauses. One per request: it counts what was spoken.
+    """
+
+    def __init__(self, words: frozenset[str], min_clause: int) -> None:
+        self._words = words
+        self._min_clause = min_clause
+        self._first: int | None = None  # the first piece's length
+        self._spoken = 0  # characters given out
+
+    @property
+    def ramped(self) -> bool:
+        """Pieces are clauses from now on."""
+        return self._first is not None and (
+            piece_limit(self._first, self._spoken) >= RAMPED
+        )
+
+    def end(self, text: str) -> int:
+        """Where the next piece of (possibly unfinished) `text` ends; 0: none.
+
+        Once ramped, 0: the clause rule takes over.
+        """
+        if self._first is None:
+            return first_piece_end(text, self._words)
+        if self.ramped:
+            return 0
+        limit = piece_limit(self._first, self._spoken)
+        return next_piece_end(text, self._words, limit)
+
+    def pieces(self, sentence: str) -> list[str]:
+        """A whole sentence cut into the pieces to speak, in order."""
+        pieces: list[str] = []
+        rest = sentence.strip()
+        while rest and (cut := self.end(rest)):
+            pieces.append(rest[:cut].strip())
+            self.taken(pieces[-1])
+            rest = rest[cut:].strip()
+        if rest:
+            tail = clauses(rest, self._min_clause) if self.ramped else [rest]
+            for piece in tail:
+                self.taken(piece)
+            pieces.extend(tail)
+        return pieces
+
+    def taken(self, piece: str) -> None:
+        """A piece was given out: the next may grow by it."""
+        if self._first is None:
+            self._first = len(piece)
+        self._spoken += len(piece)
+
+
+def text_pieces(text: str, words: frozenset[str], min_clause: int) -> list[str]:
+    """A whole text's pieces, as a request speaks them."""
+    pacer = Pacer(words, min_clause)
+    pieces = [p for sentence in split_text(text) for p in pacer.pieces(sentence)]
+    # A sentence of punctuation alone ("; ...") goes with the one before.
+    return speakable_pieces(pieces)
+
+
+def speakable_pieces(pieces: list[str]) -> list[str]:
+    """Pieces without a letter or digit ("...", "—") joined to a neighbour.
+
+    Kokoro cannot speak them alone; a text with no letter or digit at all
+    gives no pieces.
+    """
+    joined: list[str] = []
+    pending = ""
+    for piece in pieces:
+        if not _speakable(piece):
+            if joined:
+                joined[-1] = f"{joined[-1]} {piece}"
+            else:
+                pending = f"{pending} {piece}".strip()
+            continue
+        joined.append(f"{pending} {piece}".strip())
+        pending = ""
+    return joined
+
+
+def _speakable(piece: str) -> bool:
+    return any(character.isalnum() for character in piece)
 
 
 def clauses(sentence: str, min_characters: int) -> list[str]:
