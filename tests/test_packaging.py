@@ -297,3 +297,29 @@ def test_package_refuses_what_disagrees(
     assert done.stderr.startswith(f"package: {refusal}"), done.stderr
     assert "Traceback" not in done.stderr
     assert not (tree / "dist").exists()
+
+
+def keys_of(tree: dict, prefix: str = "") -> set[str]:
+    """Every leaf key of a nested translation, dotted."""
+    found: set[str] = set()
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            found |= keys_of(value, f"{prefix}{key}.")
+        else:
+            found.add(prefix + key)
+    return found
+
+
+def test_the_panel_speaks_six_languages_with_the_same_keys() -> None:
+    """The panel's text lives beside its modules, not in strings.json.
+
+    hassfest accepts only Home Assistant's own sections in strings.json.
+    """
+    folder = INTEGRATION / "frontend" / "translations"
+    english = keys_of(json.loads((folder / "en.json").read_text()))
+    assert len(english) > 50
+    for language in ("it", "nl", "de", "fr", "es"):
+        other = keys_of(json.loads((folder / f"{language}.json").read_text()))
+        assert other == english, language
+    strings = json.loads((INTEGRATION / "strings.json").read_text())
+    assert "panel" not in strings

@@ -2,9 +2,9 @@
 
 The panel learns what it may not hard-code from `desktop_assistant/panel/describe`:
 the page kinds and the error codes of the websocket API (each has a
-sentence under `panel.errors` in the translations). Its text comes from the
-`panel` section of the translations, through Home Assistant's translation
-API, in the language of the person's profile.
+sentence under `errors` in `frontend/translations/`). Its text comes from
+`frontend/translations/<language>.json`, served with the modules, in the
+language of the person's profile.
 """
 
 import contextlib

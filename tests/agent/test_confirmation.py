@@ -26,6 +26,8 @@ from tests.harness.agent import Agent, speech
 from tests.harness.calendar_tools import DAY, ZONE, events, install_calendar_tools
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 
+pytestmark = pytest.mark.llm_apis(DOMAIN)
+
 ADD = "desktop_assistant__calendar_add"
 DENTIST = {"title": "Dentist", "start": f"{DAY} 10:30", "duration": 45}
 GYM = {"title": "Gym", "start": f"{DAY} 18:00", "calendar": "work"}
@@ -42,11 +44,6 @@ def options(**extra: Any) -> dict[str, Any]:
         | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]}
         | extra
     )
-
-
-@pytest.fixture
-def agent_options() -> dict[str, Any]:
-    return options()
 
 
 @pytest.fixture

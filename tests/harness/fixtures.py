@@ -142,9 +142,15 @@ def check_translations(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
-def agent_options() -> dict[str, Any]:
-    """The agent's subentry options; tests override it with parametrize."""
-    return DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [TEST_API]}
+def agent_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The agent's subentry options; tests override it with parametrize.
+
+    Its LLM APIs are the test's recording tools, or those a `llm_apis` mark
+    of the test or its module names.
+    """
+    mark = request.node.get_closest_marker("llm_apis")
+    apis = list(mark.args) if mark else [TEST_API]
+    return DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: apis}
 
 
 @pytest.fixture

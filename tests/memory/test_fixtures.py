@@ -6,6 +6,7 @@ from typing import Any
 from homeassistant.core import HomeAssistant
 import pytest
 
+from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.agent import Agent
 from tests.harness.llama_server import Reply, text_reply
 from tests.harness.memory_evaluation import (
@@ -17,6 +18,8 @@ from tests.harness.memory_evaluation import (
     run_pass,
     seed,
 )
+
+pytestmark = pytest.mark.llm_apis(DOMAIN)
 
 
 def scripted(hass: HomeAssistant, answer: dict[str, Any]):

@@ -32,6 +32,8 @@ from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import Said, add_conversation, add_page
 
+pytestmark = pytest.mark.llm_apis(DOMAIN)
+
 AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC).timestamp()
 NO_PLAN = {"rewrite": [], "create": [], "merge": []}
 INJECTION = (

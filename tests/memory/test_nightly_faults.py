@@ -28,6 +28,8 @@ from tests.harness.agent import Agent
 from tests.harness.llama_server import Reply, error_body, text_reply
 from tests.harness.memory_seed import Said, add_conversation, add_page
 
+pytestmark = pytest.mark.llm_apis(DOMAIN)
+
 AT = 1_795_000_000.0
 NO_PLAN = {"rewrite": [], "create": [], "merge": []}
 NO_NOTES = {"notes": []}

@@ -6,6 +6,7 @@ from typing import Any
 from homeassistant.components.conversation import trace
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import entity_registry as er, llm
+import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import Memory, pages
@@ -18,6 +19,8 @@ from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from custom_components.desktop_assistant.store import transaction
 from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import text_reply, tool_call_reply
+
+pytestmark = pytest.mark.llm_apis(DOMAIN)
 
 REMEMBER = f"{DOMAIN}__remember"
 RECALL = f"{DOMAIN}__recall"

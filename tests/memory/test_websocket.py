@@ -14,6 +14,8 @@ from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import add_page
 
+pytestmark = pytest.mark.llm_apis(DOMAIN)
+
 PREFIX = f"{DOMAIN}/memory"
 
 

@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
@@ -17,7 +16,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant import SCHEMAS
-from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
+from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.jobs.runs import (
     finish_run,
     insert_run,
@@ -33,6 +32,8 @@ from custom_components.desktop_assistant.tool_files.runs import (
 )
 from tests.harness.agent import API_KEY, TEST_API, Agent
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.llm_apis("assist", TEST_API)
 
 SECRET = "hunter2-secret-value"
 ECHO = """
@@ -60,14 +61,6 @@ description = "Forgot its command."
 @pytest.fixture
 def tool_files() -> dict[str, str]:
     return {"echo": ECHO, "note": NOTE, "broken": BROKEN}
-
-
-@pytest.fixture
-def agent_options() -> dict[str, Any]:
-    return DEFAULT_AGENT_OPTIONS | {
-        CONF_MODEL: MODEL_ID,
-        CONF_LLM_HASS_API: ["assist", TEST_API],
-    }
 
 
 @pytest.fixture

@@ -12,14 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 import pytest
 
-from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
+from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.agent import Agent
-from tests.harness.llama_server import MODEL_ID
 from tests.harness.satellite import Satellite, create_pipeline
 from tests.harness.tool_files import write_script
 from tests.harness.whisper_server import WhisperServerStandIn
@@ -63,12 +61,6 @@ announce.en = ["{announce}"]
 type = "string"
 description = "City name"
 """
-
-
-@pytest.fixture
-def agent_options() -> dict[str, Any]:
-    """The agent offers the tool files of the config folder."""
-    return DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]}
 
 
 @pytest.fixture

@@ -12,11 +12,14 @@ import numpy as np
 import pytest
 from wyoming.tts import SynthesizeChunk, SynthesizeStart
 
+from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.llama_server import text_reply, tool_call_reply
 from tests.harness.satellite import Run, pcm_of_wav, reply_samples, utterance_wav
 from tests.harness.wyoming_tap import FROM_SERVER, TO_SERVER
 
 from .conftest import VOICE, VoiceAssistant
+
+pytestmark = pytest.mark.llm_apis(DOMAIN)
 
 QUESTION = "What's the weather in Rome?"
 ANNOUNCEMENT = "Checking the weather."

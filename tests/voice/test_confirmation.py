@@ -22,6 +22,8 @@ from tests.harness.wyoming_tap import TO_SERVER
 
 from .conftest import VoiceAssistant
 
+pytestmark = pytest.mark.llm_apis(DOMAIN)
+
 QUESTION = f"Add Dentist to the calendar on {DAY} 10:30?"
 ANSWER = "Done, the dentist is in your calendar."
 ARGUMENTS = f'{{"title": "Dentist", "start": "{DAY} 10:30"}}'

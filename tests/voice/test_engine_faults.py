@@ -17,10 +17,13 @@ import logging
 from homeassistant.components.assist_pipeline import PipelineEventType
 import pytest
 
+from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.llama_server import Reply, error_body, text_reply
 from tests.harness.satellite import Run, reply_samples, set_voice, utterance_wav
 
 from .conftest import VOICE, VoiceAssistant
+
+pytestmark = pytest.mark.llm_apis(DOMAIN)
 
 QUESTION = "What's the weather in Rome?"
 ANSWER = "Sunny in Rome."

@@ -4,14 +4,18 @@ import dataclasses
 
 from homeassistant.components.assist_pipeline import PipelineEventType
 from homeassistant.helpers import device_registry as dr
+import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.runtime import DATA_RECORD
 from tests.harness.llama_server import text_reply, tool_call_reply
 from tests.harness.satellite import utterance_wav
 
 from .conftest import VoiceAssistant
+
+pytestmark = pytest.mark.llm_apis(DOMAIN)
 
 QUESTION = "What's the weather in Rome?"
 

@@ -2,14 +2,36 @@
 // error sentences, and the panel's text in the person's language.
 //
 // What the Python side owns is not repeated here: the page kinds and the
-// error codes come from `desktop_assistant/panel/describe`; the text comes
-// from the `panel` section of the integration's translations, through Home
-// Assistant's own translation API (`frontend/get_translations`), in the
-// language of the person's profile (`hass.language`).
+// error codes come from `desktop_assistant/panel/describe`. The text comes
+// from `translations/<language>.json` beside this module (not from the
+// integration's translations, whose sections Home Assistant's hassfest
+// checks), in the language of the person's profile (`hass.language`), with
+// English for what a language lacks.
 import { fill, h } from "./dom.js";
 
 const DOMAIN = "desktop_assistant";
-const PREFIX = `component.${DOMAIN}.panel.`;
+const LANGUAGES = ["en", "it", "nl", "de", "fr", "es"];
+
+// {"a": {"b": "text"}} as {"a.b": "text"}.
+function flatten(tree, prefix = "", into = {}) {
+  for (const [key, value] of Object.entries(tree)) {
+    if (value && typeof value === "object") flatten(value, `${prefix}${key}.`, into);
+    else into[prefix + key] = value;
+  }
+  return into;
+}
+
+async function translations(code) {
+  const response = await fetch(new URL(`./translations/${code}.json`, import.meta.url));
+  if (!response.ok) throw new Error(`translations/${code}.json: HTTP ${response.status}`);
+  return flatten(await response.json());
+}
+
+// "it-IT" and "it_IT" are "it"; a language the panel does not speak is English.
+function languageCode(language) {
+  const code = String(language || "en").replace("_", "-").split("-")[0].toLowerCase();
+  return LANGUAGES.includes(code) ? code : "en";
+}
 
 export class Api {
   constructor() {
@@ -24,11 +46,13 @@ export class Api {
     this.hass = hass;
     if (this.language === hass.language) return false;
     this.language = hass.language;
-    const [translations, described] = await Promise.all([
-      hass.callWS({ type: "frontend/get_translations", language: hass.language, category: "panel", integration: [DOMAIN] }),
+    const code = languageCode(hass.language);
+    const [english, spoken, described] = await Promise.all([
+      translations("en"),
+      code === "en" ? {} : translations(code),
       hass.callWS({ type: `${DOMAIN}/panel/describe` }),
     ]);
-    this.strings = translations.resources;
+    this.strings = { ...english, ...spoken };
     this.pageKinds = described.page_kinds;
     this.errorCodes = new Set(described.error_codes);
     return true;
@@ -36,7 +60,7 @@ export class Api {
 
   // A text of the panel, `{name}`s filled in; the key itself if it is missing.
   t(key, values = {}) {
-    const text = this.strings[PREFIX + key];
+    const text = this.strings[key];
     if (text === undefined) return key;
     return text.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
   }
@@ -45,7 +69,7 @@ export class Api {
   // itself when the translations have none for it.
   label(group, value) {
     const key = `${group}.${value}`;
-    return PREFIX + key in this.strings ? this.t(key) : String(value);
+    return key in this.strings ? this.t(key) : String(value);
   }
 
   // The sentence a person reads for a failed command.

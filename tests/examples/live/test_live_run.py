@@ -15,14 +15,13 @@ import time
 from typing import Any
 
 from homeassistant.components import conversation
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 import pytest
 
-from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
+from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.agent import Agent, speech
 from tests.harness.calendar_tools import DAY
-from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
+from tests.harness.llama_server import text_reply, tool_call_reply
 from tests.harness.web_stand_ins import (
     OSLO,
     OWM_KEY,
@@ -41,15 +40,11 @@ from ..test_calendar import VDIR, write_ics
 from ..test_search import RESULTS
 from ..test_weather import OSLO_NOW, day_slots, rome_today
 
+pytestmark = pytest.mark.llm_apis(DOMAIN)
+
 TOOLS = ["calendar", "calendar_add", "now", "search", "travel", "weather"]
 # Offered with them: the conversation record's and memory's tools.
 OFFERED = sorted([*TOOLS, "recall", "recall_conversations", "remember"])
-
-
-@pytest.fixture
-def agent_options() -> dict[str, Any]:
-    """The agent offers exactly the tool files."""
-    return DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]}
 
 
 @pytest.fixture
