@@ -49,6 +49,7 @@ from .const import (
     CONF_MAX_TOKENS,
     CONF_NIGHTLY,
     CONF_NIGHTLY_TIME,
+    CONF_PREFER_OWN_SERVER,
     CONF_QUIET_MINUTES,
     CONF_RECORD,
     CONF_REQUEST_TIMEOUT,
@@ -106,6 +107,7 @@ AGENT_ONLY_OPTIONS = frozenset(
         CONF_MAX_HISTORY,
         CONF_TURN_TIMEOUT,
         CONF_CONFIRM_TIMEOUT,
+        CONF_PREFER_OWN_SERVER,
         CONF_LANGUAGES,
     }
 )
@@ -464,6 +466,7 @@ def _agent_schema(
         vol.Required(CONF_CONFIRM_TIMEOUT): number(10, 600),
         vol.Required(CONF_RECORD): BooleanSelector(),
         vol.Optional(CONF_FALLBACK_SERVERS): fallback_selector(hass, entry),
+        vol.Required(CONF_PREFER_OWN_SERVER): BooleanSelector(),
         vol.Optional(CONF_LANGUAGES): SelectSelector(
             SelectSelectorConfig(
                 options=list(DETECTABLE_LANGUAGES), multiple=True, sort=True

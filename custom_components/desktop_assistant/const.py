@@ -17,6 +17,9 @@ CONNECT_TIMEOUT: Final = 10.0
 # Servers that sleep (issue 20). An agent option: other llama-server entries
 # (their entry ids) that answer, in order, when its own server is down.
 CONF_FALLBACK_SERVERS: Final = "fallback_servers"
+# An agent option: with its own server asleep (a MAC set, `wake_wait` > 0),
+# wake it and wait for it even while a fallback is up.
+CONF_PREFER_OWN_SERVER: Final = "prefer_own_server"
 # Options of a llama-server entry (its Configure menu's Server page): seconds
 # without response headers after which a question goes to the next server,
 # and Wake-on-LAN of the machine it runs on.
@@ -103,6 +106,7 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_CONFIRM_TIMEOUT: DEFAULT_CONFIRM_TIMEOUT,
     CONF_RECORD: True,
     CONF_FALLBACK_SERVERS: [],
+    CONF_PREFER_OWN_SERVER: False,
     # None set: every question is in the pipeline's language.
     CONF_LANGUAGES: [],
 }

@@ -12,6 +12,7 @@ from custom_components.desktop_assistant.const import (
     CONF_FALLBACK_SERVERS,
     CONF_MAX_TOKENS,
     CONF_NIGHTLY_FALLBACK,
+    CONF_PREFER_OWN_SERVER,
     CONF_RETENTION_DAYS,
     CONF_WAKE_ADDRESS,
     CONF_WAKE_MAC,
@@ -151,3 +152,25 @@ async def test_an_agent_of_a_sleeping_server_can_get_its_fallbacks(
         assert entry.subentries[subentry_id].data[CONF_FALLBACK_SERVERS] == [
             fallback.entry_id
         ]
+
+
+async def test_an_agent_can_prefer_its_own_server(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    entry, _ = await async_add_server(hass, llama_server.url, "big")
+    (subentry_id,) = entry.subentries
+    result = await entry.start_subentry_reconfigure_flow(hass, subentry_id)
+    assert result["type"] is FlowResultType.FORM
+    (field,) = [
+        key for key in result["data_schema"].schema if key == CONF_PREFER_OWN_SERVER
+    ]
+    # Off unless asked for: a fallback that is up answers at once.
+    assert field.description == {"suggested_value": False}
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"],
+        dict(entry.subentries[subentry_id].data)
+        | {"name": "Desktop", CONF_MAX_TOKENS: 64, CONF_PREFER_OWN_SERVER: True},
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.ABORT
+    assert entry.subentries[subentry_id].data[CONF_PREFER_OWN_SERVER] is True

@@ -31,11 +31,13 @@ async def async_add_server(
     *,
     fallbacks: list[MockConfigEntry] = (),  # type: ignore[assignment]
     options: dict[str, Any] | None = None,
+    agent_options: dict[str, Any] | None = None,
 ) -> tuple[MockConfigEntry, str]:
     """Set up an entry for the server at `url` with one agent that uses `model`.
 
     The agent has no tools, answers in a few tokens, and falls back to
-    `fallbacks` in order. Returns the entry and the agent's entity id.
+    `fallbacks` in order; `agent_options` are added to its options. Returns
+    the entry and the agent's entity id.
     """
     entry = MockConfigEntry(
         domain=DOMAIN,
@@ -53,7 +55,8 @@ async def async_add_server(
                     CONF_TEMPERATURE: 0.0,
                     CONF_MAX_TOKENS: 8,
                     CONF_FALLBACK_SERVERS: [e.entry_id for e in fallbacks],
-                },
+                }
+                | (agent_options or {}),
                 "unique_id": None,
             }
         ],

@@ -4,12 +4,16 @@ The helper starts the primary llama-server when the packet arrives, as a
 desktop's network card would; `wake_address` is 127.0.0.1, never another.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from homeassistant.const import ATTR_CONFIG_ENTRY_ID
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 import pytest
 
 from custom_components.desktop_assistant.const import (
+    CONF_PREFER_OWN_SERVER,
     CONF_WAKE_ADDRESS,
     CONF_WAKE_MAC,
     CONF_WAKE_PORT,
@@ -20,7 +24,7 @@ from custom_components.desktop_assistant.const import (
 from tests.harness.agent import speech
 from tests.harness.agent_entry import async_ask
 from tests.harness.failover import answered_by, async_add_server
-from tests.harness.llama_server import LlamaServerStandIn, text_reply
+from tests.harness.llama_server import LlamaServerStandIn, serve, text_reply
 from tests.harness.ports import closed_port_url
 from tests.harness.real_engines import LlamaServerOnDemand
 from tests.harness.wake_on_lan import (
@@ -31,6 +35,7 @@ from tests.harness.wake_on_lan import (
 
 MAC = "5c:60:ba:1e:22:7f"
 WAKING = "One moment, I'm waking the desktop."
+PREFER_OWN = {CONF_PREFER_OWN_SERVER: True}
 
 
 async def wake(hass: HomeAssistant, entry_id: str) -> dict[str, object] | None:
@@ -110,6 +115,84 @@ async def test_with_a_fallback_up_the_question_does_not_wait(
         assert speech(await async_ask(hass, agent_id, "Hello?")) == "Again."
         await hass.async_block_till_done()
         assert len(receiver.packets) == 1
+
+
+def content_of(pieces: list[str]) -> Callable[[object, dict[str, Any]], None]:
+    """A delta listener that keeps each piece of text, in order."""
+    return lambda _log, delta: (
+        pieces.append(delta["content"]) if delta.get("content") else None
+    )
+
+
+async def test_preferring_its_own_server_the_agent_waits_for_it_with_a_fallback_up(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    async with (
+        serve(LlamaServerStandIn(model_id="small")) as box,
+        asleep_until_woken(llama_server) as receiver,
+    ):
+        fallback, _ = await async_add_server(hass, box.url, "small")
+        assert fallback.runtime_data.health.reachable is True
+        entry, agent_id = await async_add_server(
+            hass,
+            llama_server.url,
+            "big",
+            fallbacks=[fallback],
+            options=wake_options(receiver.port, wait=120),
+            agent_options=PREFER_OWN,
+        )
+        assert entry.runtime_data.health.reachable is False
+        llama_server.script = [text_reply("From the desktop.")]
+        box.script = [text_reply("From the box.")]
+        pieces: list[str] = []
+        result = await async_ask(
+            hass, agent_id, "Good morning", listener=content_of(pieces)
+        )
+        assert receiver.packets == [magic_packet(MAC)]
+        assert pieces == [WAKING, "From the desktop."]
+        assert speech(result) == "From the desktop."
+        assert answered_by() == {"server": entry.title, "model": "big"}
+        assert box.chat_requests == []
+
+
+async def test_preferring_its_own_server_the_fallback_answers_if_it_stays_asleep(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    async with receive_magic_packets() as receiver:
+        fallback, _ = await async_add_server(hass, llama_server.url, "small")
+        _, agent_id = await async_add_server(
+            hass,
+            closed_port_url("/v1"),
+            "big",
+            fallbacks=[fallback],
+            options=wake_options(receiver.port, wait=1),
+            agent_options=PREFER_OWN,
+        )
+        llama_server.script = [text_reply("From the box.")]
+        pieces: list[str] = []
+        result = await async_ask(hass, agent_id, "Hello", listener=content_of(pieces))
+        assert receiver.packets == [magic_packet(MAC)]
+        assert pieces == [WAKING, "From the box."]
+        assert speech(result) == "From the box."
+        assert answered_by() == {"server": fallback.title, "model": "small"}
+
+
+async def test_preferring_its_own_server_with_none_up_the_fault_sentence(
+    hass: HomeAssistant, socket_enabled: None
+) -> None:
+    async with receive_magic_packets() as receiver:
+        _, agent_id = await async_add_server(
+            hass,
+            closed_port_url("/v1"),
+            "big",
+            options=wake_options(receiver.port, wait=1),
+            agent_options=PREFER_OWN,
+        )
+        pieces: list[str] = []
+        result = await async_ask(hass, agent_id, "Hello", listener=content_of(pieces))
+        assert receiver.packets == [magic_packet(MAC)]
+        assert pieces[0] == WAKING
+        assert speech(result).startswith("Sorry")
 
 
 async def test_the_wake_action(hass: HomeAssistant, socket_enabled: None) -> None:

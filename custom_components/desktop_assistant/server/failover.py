@@ -18,7 +18,7 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_MODEL
 from homeassistant.core import HomeAssistant, callback
 
-from ..const import CONF_FALLBACK_SERVERS, DOMAIN
+from ..const import CONF_FALLBACK_SERVERS, CONF_PREFER_OWN_SERVER, DOMAIN
 from ..runtime import DATA_STICKY, DesktopAssistantConfigEntry, ServerRuntime
 from .client import LlamaServerClient, ServerUnavailable
 from .health import ServerHealth
@@ -121,6 +121,8 @@ class Route:
     own: Server
     servers: list[Server]
     conversation_id: str | None = None
+    # The agent's option: wait for its own woken server even with a fallback up.
+    prefer_own: bool = False
     answered: Server | None = None
     # What the last answer's final chunk said of its speed.
     timings: dict[str, Any] | None = field(default=None, repr=False)
@@ -179,7 +181,9 @@ class Route:
     def server_to_wake(self) -> Server | None:
         """The agent's own server when the question should wait for it to wake.
 
-        That is when it is down, has a wake wait, and no other server is up.
+        That is when it is down, has a wake wait, and no other server is up
+        or the agent prefers its own server (then the fallbacks answer only
+        if it does not come up in time).
         """
         own = self.own
         waker = own.runtime.waker
@@ -189,6 +193,8 @@ class Route:
             or own.runtime.health.reachable is not False
         ):
             return None
+        if self.prefer_own:
+            return own
         if any(s.runtime.health.reachable for s in self.servers if s is not own):
             return None
         return own
@@ -257,7 +263,13 @@ def async_route(
             server.runtime.health.reachable is False,
         )
     )
-    route = Route(hass, own, servers, conversation_id)
+    route = Route(
+        hass,
+        own,
+        servers,
+        conversation_id,
+        prefer_own=bool(options.get(CONF_PREFER_OWN_SERVER)),
+    )
     if own.runtime.health.reachable is False:
         route.async_wake(own)
     return route
