@@ -3,9 +3,7 @@
 from typing import override
 
 from homeassistant.components import ai_task, conversation
-from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .agent.messages import build_messages
 from .const import (
@@ -16,27 +14,12 @@ from .const import (
     DOMAIN,
     SUBENTRY_AI_TASK,
 )
-from .entity import DesktopAssistantEntity
-from .runtime import DesktopAssistantConfigEntry
+from .entity import DesktopAssistantEntity, subentry_platform_setup
 from .server.failover import async_route
 from .server.generate import GenerationError, Generator
 
 # Generation runs on the server; HA need not hold tasks back.
 PARALLEL_UPDATES = 0
-
-
-async def async_setup_entry(
-    hass: HomeAssistant,
-    entry: DesktopAssistantConfigEntry,
-    async_add_entities: AddConfigEntryEntitiesCallback,
-) -> None:
-    """Add an AI Task entity for each AI task subentry."""
-    for subentry in entry.subentries.values():
-        if subentry.subentry_type == SUBENTRY_AI_TASK:
-            async_add_entities(
-                [DesktopAssistantTaskEntity(entry, subentry)],
-                config_subentry_id=subentry.subentry_id,
-            )
 
 
 class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
@@ -90,3 +73,9 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
         return ai_task.GenDataTaskResult(
             conversation_id=chat_log.conversation_id, data=data
         )
+
+
+# An AI Task entity for each AI task subentry.
+async_setup_entry = subentry_platform_setup(
+    SUBENTRY_AI_TASK, DesktopAssistantTaskEntity
+)

@@ -26,9 +26,6 @@ from homeassistant.helpers import config_validation as cv, llm
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from homeassistant.helpers.selector import (
     BooleanSelector,
-    NumberSelector,
-    NumberSelectorConfig,
-    NumberSelectorMode,
     SelectOptionDict,
     SelectSelector,
     SelectSelectorConfig,
@@ -73,6 +70,7 @@ from .server.options import (
     ServerOptionsStep,
     async_models_for_form,
     fallback_selector,
+    number_box,
 )
 from .text import model_name
 from .tool_files import async_install_examples
@@ -113,24 +111,8 @@ AGENT_ONLY_OPTIONS = frozenset(
 )
 RECORD_OPTIONS_SCHEMA = vol.Schema(
     {
-        vol.Required(CONF_RETENTION_DAYS): NumberSelector(
-            NumberSelectorConfig(
-                min=0,
-                max=3650,
-                step=1,
-                mode=NumberSelectorMode.BOX,
-                unit_of_measurement="d",
-            )
-        ),
-        vol.Required(CONF_QUIET_MINUTES): NumberSelector(
-            NumberSelectorConfig(
-                min=1,
-                max=1440,
-                step=1,
-                mode=NumberSelectorMode.BOX,
-                unit_of_measurement="min",
-            )
-        ),
+        vol.Required(CONF_RETENTION_DAYS): number_box(0, 3650, unit="d"),
+        vol.Required(CONF_QUIET_MINUTES): number_box(1, 1440, unit="min"),
         vol.Required(CONF_NIGHTLY): BooleanSelector(),
         vol.Required(CONF_NIGHTLY_TIME): TimeSelector(),
     }
@@ -431,14 +413,6 @@ def _agent_schema(
     hass: HomeAssistant, entry: ConfigEntry, name: str, models: list[str]
 ) -> dict[vol.Marker, Any]:
     """Return the fields of an agent: its name, then its options."""
-
-    def number(minimum: float, maximum: float, step: float = 1) -> NumberSelector:
-        return NumberSelector(
-            NumberSelectorConfig(
-                min=minimum, max=maximum, step=step, mode=NumberSelectorMode.BOX
-            )
-        )
-
     return {
         vol.Required(CONF_NAME, default=name): str,
         vol.Required(CONF_MODEL): SelectSelector(
@@ -457,13 +431,13 @@ def _agent_schema(
                 multiple=True,
             )
         ),
-        vol.Required(CONF_TOOL_ROUNDS): number(0, 10),
-        vol.Required(CONF_MAX_HISTORY): number(0, 200),
-        vol.Required(CONF_TEMPERATURE): number(0, 2, 0.05),
-        vol.Required(CONF_MAX_TOKENS): number(16, 32768),
-        vol.Required(CONF_REQUEST_TIMEOUT): number(5, 600),
-        vol.Required(CONF_TURN_TIMEOUT): number(10, 3600),
-        vol.Required(CONF_CONFIRM_TIMEOUT): number(10, 600),
+        vol.Required(CONF_TOOL_ROUNDS): number_box(0, 10),
+        vol.Required(CONF_MAX_HISTORY): number_box(0, 200),
+        vol.Required(CONF_TEMPERATURE): number_box(0, 2, 0.05),
+        vol.Required(CONF_MAX_TOKENS): number_box(16, 32768),
+        vol.Required(CONF_REQUEST_TIMEOUT): number_box(5, 600),
+        vol.Required(CONF_TURN_TIMEOUT): number_box(10, 3600),
+        vol.Required(CONF_CONFIRM_TIMEOUT): number_box(10, 600),
         vol.Required(CONF_RECORD): BooleanSelector(),
         vol.Optional(CONF_FALLBACK_SERVERS): fallback_selector(hass, entry),
         vol.Required(CONF_PREFER_OWN_SERVER): BooleanSelector(),

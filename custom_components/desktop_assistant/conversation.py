@@ -8,16 +8,14 @@ from typing import Literal
 from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import CONF_LLM_HASS_API, CONF_PROMPT, MATCH_ALL
-from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent, llm
-from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .agent.confirmation import HeldCall, Reply, asker_of, phrases_for
 from .agent.language import LanguageDetector
 from .agent.spoken import async_spoken_text
 from .agent.turn import Turn
 from .const import CONF_CONFIRM_TIMEOUT, CONF_LANGUAGES, CONF_RECORD, DOMAIN
-from .entity import DesktopAssistantEntity
+from .entity import DesktopAssistantEntity, subentry_platform_setup
 from .llm import filter_invalid_llm_apis, tool_file_name
 from .record import TurnRecording
 from .runtime import (
@@ -32,20 +30,6 @@ from .server.no_server import NoServerWatch
 
 # Questions are answered concurrently; llama-server queues them in its slots.
 PARALLEL_UPDATES = 0
-
-
-async def async_setup_entry(
-    hass: HomeAssistant,
-    entry: DesktopAssistantConfigEntry,
-    async_add_entities: AddConfigEntryEntitiesCallback,
-) -> None:
-    """Add an agent for each conversation subentry."""
-    for subentry in entry.subentries.values():
-        if subentry.subentry_type == "conversation":
-            async_add_entities(
-                [DesktopAssistantConversationEntity(entry, subentry)],
-                config_subentry_id=subentry.subentry_id,
-            )
 
 
 class DesktopAssistantConversationEntity(
@@ -292,3 +276,9 @@ async def _async_run_confirmed(
 
     async for _content in chat_log.async_add_delta_content_stream(agent_id, deltas()):
         pass
+
+
+# An agent for each conversation subentry.
+async_setup_entry = subentry_platform_setup(
+    "conversation", DesktopAssistantConversationEntity
+)

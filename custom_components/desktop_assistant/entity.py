@@ -1,14 +1,16 @@
 """The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable, Coroutine
 import logging
 from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import CONF_MODEL
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers import device_registry as dr, llm
 from homeassistant.helpers.entity import Entity
+from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .agent.messages import build_messages, format_tools
 from .agent.spoken import async_fault_sentence
@@ -33,6 +35,36 @@ from .server.stream import Answer, Delta
 from .text import model_name
 
 _LOGGER = logging.getLogger(__name__)
+
+
+def subentry_platform_setup(
+    subentry_type: str,
+    entity_class: Callable[
+        [DesktopAssistantConfigEntry, ConfigSubentry], "DesktopAssistantEntity"
+    ],
+) -> Callable[
+    [HomeAssistant, DesktopAssistantConfigEntry, AddConfigEntryEntitiesCallback],
+    Coroutine[Any, Any, None],
+]:
+    """A platform's `async_setup_entry`: one entity for each subentry of the type.
+
+    The conversation and AI task platforms set up the same way; each entity
+    belongs to its subentry, so it goes and comes with it.
+    """
+
+    async def async_setup_entry(
+        hass: HomeAssistant,
+        entry: DesktopAssistantConfigEntry,
+        async_add_entities: AddConfigEntryEntitiesCallback,
+    ) -> None:
+        for subentry in entry.subentries.values():
+            if subentry.subentry_type == subentry_type:
+                async_add_entities(
+                    [entity_class(entry, subentry)],
+                    config_subentry_id=subentry.subentry_id,
+                )
+
+    return async_setup_entry
 
 
 class DesktopAssistantEntity(Entity):

@@ -19,11 +19,19 @@ from homeassistant.core import HomeAssistant
 
 from ..runtime import DATA_RUNNING_JOBS, DATA_STORE
 from ..store import StoreError, transaction
+from ..store.rows import keep_newest, newest_rows
 
 _LOGGER = logging.getLogger(__name__)
 
 JOB_RETENTION: Final = "retention"
 KEEP_RUNS: Final = 50
+
+_TABLE: Final = "job_runs"
+# What the panel gets of a run, by column.
+_RUN_FIELDS: Final = {
+    field: field
+    for field in ("trigger", "started_at", "duration", "outcome", "summary")
+}
 
 
 def insert_run(connection: sqlite3.Connection, job: str, trigger: str) -> int:
@@ -52,11 +60,7 @@ def finish_run(
             "UPDATE job_runs SET duration = ?, outcome = ?, summary = ? WHERE id = ?",
             (duration, outcome, json.dumps(summary), run),
         )
-        connection.execute(
-            "DELETE FROM job_runs WHERE job = ? AND id NOT IN "
-            "(SELECT id FROM job_runs WHERE job = ? ORDER BY id DESC LIMIT ?)",
-            (job, job, KEEP_RUNS),
-        )
+        keep_newest(connection, _TABLE, key="job", value=job, keep=KEEP_RUNS)
 
 
 def interrupted_runs(connection: sqlite3.Connection) -> None:
@@ -70,20 +74,12 @@ def interrupted_runs(connection: sqlite3.Connection) -> None:
 
 def list_runs(connection: sqlite3.Connection, job: str) -> list[dict[str, Any]]:
     """A job's runs, newest first."""
-    return [
-        {
-            "trigger": row[0],
-            "started_at": row[1],
-            "duration": row[2],
-            "outcome": row[3],
-            "summary": json.loads(row[4]),
-        }
-        for row in connection.execute(
-            "SELECT trigger, started_at, duration, outcome, summary FROM job_runs "
-            "WHERE job = ? ORDER BY id DESC LIMIT ?",
-            (job, KEEP_RUNS),
-        )
-    ]
+    runs = newest_rows(
+        connection, _TABLE, _RUN_FIELDS, key="job", value=job, limit=KEEP_RUNS
+    )
+    for run in runs:
+        run["summary"] = json.loads(run["summary"])
+    return runs
 
 
 def is_running(hass: HomeAssistant, job: str) -> bool:

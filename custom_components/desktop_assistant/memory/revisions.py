@@ -5,9 +5,23 @@ Functions of a database connection, run on the store's thread.
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, Final
 
+from ..store.rows import newest_rows
 from .page import Page, get_page
+
+# What the panel gets of a revision: its field, then its column.
+_REVISION_FIELDS: Final = {
+    "revision": "id",
+    "at": "at",
+    "author": "author",
+    "name": "name",
+    "type": "kind",
+    "aliases": "aliases",
+    "text": "text",
+    "run_id": "run",
+    "source": "source",
+}
 
 
 def index_page(connection: sqlite3.Connection, page: Page) -> None:
@@ -59,24 +73,12 @@ def revise(
 
 def revisions(connection: sqlite3.Connection, page_id: int) -> list[dict[str, Any]]:
     """Return a page's revisions, newest first."""
-    return [
-        {
-            "revision": row[0],
-            "at": row[1],
-            "author": row[2],
-            "name": row[3],
-            "type": row[4],
-            "aliases": json.loads(row[5]),
-            "text": row[6],
-            "run_id": row[7],
-            "source": row[8],
-        }
-        for row in connection.execute(
-            "SELECT id, at, author, name, kind, aliases, text, run, source "
-            "FROM page_revisions WHERE page = ? ORDER BY id DESC",
-            (page_id,),
-        )
-    ]
+    found = newest_rows(
+        connection, "page_revisions", _REVISION_FIELDS, key="page", value=page_id
+    )
+    for revision in found:
+        revision["aliases"] = json.loads(revision["aliases"])
+    return found
 
 
 def revision_texts(connection: sqlite3.Connection, page_id: int) -> list[str]:

@@ -1,6 +1,6 @@
 """The memory tools the model calls: remember and recall."""
 
-from typing import override
+from typing import Any, override
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.llm import (
@@ -14,10 +14,36 @@ import probatio as vol
 
 from ..const import DOMAIN
 from ..runtime import DATA_MEMORY
+from .household import Memory
 from .pages import PAGE_KINDS
 
 
-class RememberTool(Tool):
+def _annotations(*, read_only: bool) -> ToolAnnotations:
+    """What a memory tool is: idempotent and closed-world, reading or writing."""
+    return ToolAnnotations(
+        read_only=read_only, destructive=False, idempotent=True, open_world=False
+    )
+
+
+class _MemoryTool(Tool):
+    """A tool answered in text by the memory, found when the tool is called."""
+
+    integration = DOMAIN
+
+    @override
+    async def async_call(
+        self, hass: HomeAssistant, tool_input: ToolInput, llm_context: LLMContext
+    ) -> ToolResult:
+        """The memory's answer; a refusal answers `error: ...`."""
+        text = await self._async_answer(hass.data[DATA_MEMORY], tool_input.tool_args)
+        return ToolResult(data={"result": text}, error=text.startswith("error:"))
+
+    async def _async_answer(self, memory: Memory, args: dict[str, Any]) -> str:
+        """What the memory answers to the call's arguments."""
+        raise NotImplementedError
+
+
+class RememberTool(_MemoryTool):
     """Append a dated note to a page; never rewrites or deletes."""
 
     name = f"{DOMAIN}__remember"
@@ -40,26 +66,19 @@ class RememberTool(Tool):
             ),
         }
     )
-    annotations = ToolAnnotations(
-        read_only=False, destructive=False, idempotent=True, open_world=False
-    )
-    integration = DOMAIN
+    annotations = _annotations(read_only=False)
 
     @override
-    async def async_call(
-        self, hass: HomeAssistant, tool_input: ToolInput, llm_context: LLMContext
-    ) -> ToolResult:
-        """Note the fact; a refusal answers `error: ...`."""
-        args = tool_input.tool_args
-        text = await hass.data[DATA_MEMORY].async_remember(
+    async def _async_answer(self, memory: Memory, args: dict[str, Any]) -> str:
+        """Note the fact."""
+        return await memory.async_remember(
             str(args.get("page") or ""),
             str(args.get("fact") or ""),
             kind=str(args.get("type") or "other"),
         )
-        return ToolResult(data={"result": text}, error=text.startswith("error:"))
 
 
-class RecallTool(Tool):
+class RecallTool(_MemoryTool):
     """Find pages by name, alias or words, and return their text."""
 
     name = f"{DOMAIN}__recall"
@@ -72,20 +91,12 @@ class RecallTool(Tool):
     parameters = vol.Schema(
         {vol.Required("query", description="A name, or the words to look for"): str}
     )
-    annotations = ToolAnnotations(
-        read_only=True, destructive=False, idempotent=True, open_world=False
-    )
-    integration = DOMAIN
+    annotations = _annotations(read_only=True)
 
     @override
-    async def async_call(
-        self, hass: HomeAssistant, tool_input: ToolInput, llm_context: LLMContext
-    ) -> ToolResult:
+    async def _async_answer(self, memory: Memory, args: dict[str, Any]) -> str:
         """Return the matching pages' text."""
-        text = await hass.data[DATA_MEMORY].async_recall(
-            str(tool_input.tool_args.get("query") or "")
-        )
-        return ToolResult(data={"result": text}, error=text.startswith("error:"))
+        return await memory.async_recall(str(args.get("query") or ""))
 
 
 def memory_tools() -> list[Tool]:

@@ -1,6 +1,6 @@
 """The record's statements; each function runs on the store's thread."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 import json
 import sqlite3
@@ -139,6 +139,28 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
     )
 
 
+def said_entries(
+    connection: sqlite3.Connection, conversation: int
+) -> Iterator[tuple[str, str | None, str | None, list[str]]]:
+    """What was said in a conversation, in order; never tool results.
+
+    Each entry is a question, an answer or a tool call: its kind, its text,
+    and a tool call's name and argument values.
+    """
+    for kind, text, tool_name, tool_arguments in connection.execute(
+        "SELECT kind, text, tool_name, tool_arguments FROM entries"
+        " WHERE conversation = ? AND kind IN ('user', 'assistant', 'tool_call')"
+        " ORDER BY id",
+        (conversation,),
+    ):
+        values = (
+            argument_values(json.loads(tool_arguments or "{}"))
+            if kind == "tool_call"
+            else []
+        )
+        yield kind, text, tool_name, values
+
+
 def index_words(
     connection: sqlite3.Connection, conversation: int, activity: int
 ) -> None:
@@ -148,15 +170,10 @@ def index_words(
     name and argument values; never tool results.
     """
     pieces: list[str] = []
-    for kind, text, tool_name, tool_arguments in connection.execute(
-        "SELECT kind, text, tool_name, tool_arguments FROM entries"
-        " WHERE conversation = ? AND kind IN ('user', 'assistant', 'tool_call')"
-        " ORDER BY id",
-        (conversation,),
-    ):
+    for kind, text, tool_name, values in said_entries(connection, conversation):
         if kind == "tool_call":
             pieces.append(tool_name or "")
-            pieces.extend(argument_values(json.loads(tool_arguments or "{}")))
+            pieces.extend(values)
         elif text:
             pieces.append(text)
     connection.execute(
@@ -181,6 +198,35 @@ def matching(match: str | None) -> tuple[str, str, list[Any]]:
     )
 
 
+def select_conversations(
+    connection: sqlite3.Connection,
+    match: str | None,
+    filters: Iterable[tuple[str, Any]],
+    *,
+    limit: int,
+    before: int | None = None,
+) -> list[tuple[Any, ...]]:
+    """Rows of CONVERSATION_COLUMNS matching `match`, newest activity first.
+
+    Each filter is a condition with one `?` and its value; one whose value is
+    None is left out. `before` is an activity: only older ones are read.
+    """
+    source, order, params = matching(match)
+    where = ["conversation_search MATCH ?"] if match is not None else ["1"]
+    if before is not None:
+        where.append(f"{order} < ?")
+        params.append(before)
+    for condition, value in filters:
+        if value is not None:
+            where.append(condition)
+            params.append(value)
+    return connection.execute(
+        f"SELECT {CONVERSATION_COLUMNS} FROM {source} WHERE {' AND '.join(where)}"
+        f" ORDER BY {order} DESC LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+
+
 def list_conversations(
     connection: sqlite3.Connection,
     *,
@@ -196,22 +242,14 @@ def list_conversations(
     the filters hold across pages because they are applied in the same query
     as the cursor.
     """
-    source, order, params = matching(match)
-    where = ["conversation_search MATCH ?"] if match is not None else ["1"]
-    if before is not None:
-        where.append(f"{order} < ?")
-        params.append(before)
-    if channel is not None:
-        where.append("c.channel = ?")
-        params.append(channel)
-    if device_id is not None:
-        where.append("c.device_id = ?")
-        params.append(device_id)
-    rows = connection.execute(
-        f"SELECT {CONVERSATION_COLUMNS} FROM {source} WHERE {' AND '.join(where)}"
-        f" ORDER BY {order} DESC LIMIT ?",
-        (*params, limit + 1),
-    ).fetchall()
+    # One more than a page: whether it is there says if another page follows.
+    rows = select_conversations(
+        connection,
+        match,
+        (("c.channel = ?", channel), ("c.device_id = ?", device_id)),
+        limit=limit + 1,
+        before=before,
+    )
     following = None
     if len(rows) > limit:
         rows = rows[:limit]
@@ -378,34 +416,22 @@ def find_conversations(
     Newest first, each with the texts snippets may come from (never tool
     results).
     """
-    source, order, params = matching(match)
-    where = ["conversation_search MATCH ?"]
-    if start is not None:
-        where.append("c.last_activity_at >= ?")
-        params.append(start)
-    if end is not None:
-        where.append("c.started_at < ?")
-        params.append(end)
-    if exclude is not None:
-        where.append("c.conversation_id != ?")
-        params.append(exclude)
-    rows = connection.execute(
-        f"SELECT {CONVERSATION_COLUMNS} FROM {source} WHERE {' AND '.join(where)}"
-        f" ORDER BY {order} DESC LIMIT ?",
-        (*params, limit),
-    ).fetchall()
+    rows = select_conversations(
+        connection,
+        match,
+        (
+            ("c.last_activity_at >= ?", start),
+            ("c.started_at < ?", end),
+            ("c.conversation_id != ?", exclude),
+        ),
+        limit=limit,
+    )
     found = []
     for row in rows:
         texts = []
-        for kind, text, tool_name, tool_arguments in connection.execute(
-            "SELECT kind, text, tool_name, tool_arguments FROM entries"
-            " WHERE conversation = ? AND kind IN ('user', 'assistant', 'tool_call')"
-            " ORDER BY id",
-            (row[0],),
-        ):
+        for kind, text, tool_name, values in said_entries(connection, row[0]):
             if kind == "tool_call":
-                values = " ".join(argument_values(json.loads(tool_arguments or "{}")))
-                texts.append(f"{tool_name}({values})")
+                texts.append(f"{tool_name}({' '.join(values)})")
             elif text:
                 texts.append(text)
         found.append((conversation_summary(row), texts))

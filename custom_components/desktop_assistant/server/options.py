@@ -41,27 +41,28 @@ from .credentials import without_credentials
 _LOGGER = logging.getLogger(__name__)
 
 
-def _seconds(minimum: float, maximum: float, step: float) -> NumberSelector:
-    return NumberSelector(
-        NumberSelectorConfig(
-            min=minimum,
-            max=maximum,
-            step=step,
-            mode=NumberSelectorMode.BOX,
-            unit_of_measurement="s",
-        )
+def number_box(
+    minimum: float, maximum: float, step: float = 1, unit: str | None = None
+) -> NumberSelector:
+    """A number typed into a box (not a slider), with its unit when it has one.
+
+    Every number of the entry's and the agents' forms is one of these.
+    """
+    config = NumberSelectorConfig(
+        min=minimum, max=maximum, step=step, mode=NumberSelectorMode.BOX
     )
+    if unit is not None:
+        config["unit_of_measurement"] = unit
+    return NumberSelector(config)
 
 
 SERVER_OPTIONS_SCHEMA = vol.Schema(
     {
-        vol.Required(CONF_CONNECT_TIMEOUT): _seconds(0.5, 60, 0.5),
+        vol.Required(CONF_CONNECT_TIMEOUT): number_box(0.5, 60, 0.5, "s"),
         vol.Optional(CONF_WAKE_MAC): TextSelector(),
         vol.Required(CONF_WAKE_ADDRESS): TextSelector(),
-        vol.Required(CONF_WAKE_PORT): NumberSelector(
-            NumberSelectorConfig(min=1, max=65535, step=1, mode=NumberSelectorMode.BOX)
-        ),
-        vol.Required(CONF_WAKE_WAIT): _seconds(0, 600, 1),
+        vol.Required(CONF_WAKE_PORT): number_box(1, 65535),
+        vol.Required(CONF_WAKE_WAIT): number_box(0, 600, 1, "s"),
         vol.Required(CONF_NIGHTLY_FALLBACK): BooleanSelector(),
     }
 )

@@ -13,6 +13,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant, callback
 
 from ..store import Store, StoreError, transaction
+from ..store.rows import keep_newest, newest_rows
 from ..tools import ToolRegistry, ToolRun
 
 _LOGGER = logging.getLogger(__name__)
@@ -21,6 +22,13 @@ KEEP_RUNS: Final = 20
 # What a row keeps of a run: enough to recognise it, never a whole answer.
 MAX_ARGUMENTS: Final = 1000
 MAX_FIRST_LINE: Final = 200
+
+_TABLE: Final = "tool_runs"
+# What the panel gets of a run, by column.
+_RUN_FIELDS: Final = {
+    field: field
+    for field in ("started_at", "duration", "outcome", "arguments", "first_line")
+}
 
 
 def record_run(connection: sqlite3.Connection, run: ToolRun) -> None:
@@ -39,29 +47,14 @@ def record_run(connection: sqlite3.Connection, run: ToolRun) -> None:
                 first_line[:MAX_FIRST_LINE],
             ),
         )
-        connection.execute(
-            "DELETE FROM tool_runs WHERE tool = ? AND id NOT IN "
-            "(SELECT id FROM tool_runs WHERE tool = ? ORDER BY id DESC LIMIT ?)",
-            (run.name, run.name, KEEP_RUNS),
-        )
+        keep_newest(connection, _TABLE, key="tool", value=run.name, keep=KEEP_RUNS)
 
 
 def list_runs(connection: sqlite3.Connection, tool: str) -> list[dict[str, Any]]:
     """A tool's recorded runs, newest first."""
-    return [
-        {
-            "started_at": row[0],
-            "duration": row[1],
-            "outcome": row[2],
-            "arguments": row[3],
-            "first_line": row[4],
-        }
-        for row in connection.execute(
-            "SELECT started_at, duration, outcome, arguments, first_line "
-            "FROM tool_runs WHERE tool = ? ORDER BY id DESC LIMIT ?",
-            (tool, KEEP_RUNS),
-        )
-    ]
+    return newest_rows(
+        connection, _TABLE, _RUN_FIELDS, key="tool", value=tool, limit=KEEP_RUNS
+    )
 
 
 @callback
