@@ -18,7 +18,12 @@ import probatio as vol
 from ..const import DOMAIN
 from ..record import database
 from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD
-from ..websocket_commands import ERR_UNAVAILABLE, AsyncAnswer, admin_command
+from ..websocket_commands import (
+    ERR_UNAVAILABLE,
+    AsyncAnswer,
+    Message,
+    admin_command,
+)
 from . import pages
 from .detail import page_detail
 from .errors import ERROR_CODES, PageError
@@ -34,7 +39,7 @@ ALIASES = vol.All([str], vol.Length(max=50))
 PAGE_TYPE = vol.In(list(PAGE_KINDS))
 
 # A person's change to one page, on the database thread at `now`.
-type PageWrite = Callable[[sqlite3.Connection, float, dict[str, Any]], Page]
+type PageWrite = Callable[[sqlite3.Connection, float, Message], Page]
 
 
 def memory_command(
@@ -118,9 +123,7 @@ async def websocket_get_page(
         vol.Optional("text", default=""): str,
     }
 )
-def websocket_create_page(
-    db: sqlite3.Connection, now: float, msg: dict[str, Any]
-) -> Page:
+def websocket_create_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Create a page; a person may take a name that was deleted forever."""
     return pages.create_page(
         db,
@@ -145,9 +148,7 @@ def websocket_create_page(
         vol.Optional("aliases"): ALIASES,
     }
 )
-def websocket_update_page(
-    db: sqlite3.Connection, now: float, msg: dict[str, Any]
-) -> Page:
+def websocket_update_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Edit a page, refused when it moved on since `base_revision`."""
     return pages.edit_page(
         db,
@@ -168,9 +169,7 @@ def websocket_update_page(
         vol.Required("name"): NAME,
     }
 )
-def websocket_rename_page(
-    db: sqlite3.Connection, now: float, msg: dict[str, Any]
-) -> Page:
+def websocket_rename_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Rename a page; the old name stays as an alias."""
     return pages.rename_page(db, msg["page_id"], msg["name"], now)
 
@@ -178,9 +177,7 @@ def websocket_rename_page(
 @page_write_command(
     {vol.Required("type"): f"{PREFIX}/pages/delete", vol.Required("page_id"): int}
 )
-def websocket_delete_page(
-    db: sqlite3.Connection, now: float, msg: dict[str, Any]
-) -> Page:
+def websocket_delete_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Move a page to recently deleted."""
     return pages.delete_page(db, msg["page_id"], now)
 
@@ -188,9 +185,7 @@ def websocket_delete_page(
 @page_write_command(
     {vol.Required("type"): f"{PREFIX}/pages/restore", vol.Required("page_id"): int}
 )
-def websocket_restore_page(
-    db: sqlite3.Connection, now: float, msg: dict[str, Any]
-) -> Page:
+def websocket_restore_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Bring a recently deleted page back."""
     return pages.restore_page(db, msg["page_id"], now)
 
@@ -220,7 +215,7 @@ async def websocket_delete_forever(
     }
 )
 def websocket_restore_revision(
-    db: sqlite3.Connection, now: float, msg: dict[str, Any]
+    db: sqlite3.Connection, now: float, msg: Message
 ) -> Page:
     """Make an earlier revision the page's latest."""
     return pages.restore_revision(db, msg["page_id"], msg["revision"], now)

@@ -156,11 +156,8 @@ async def websocket_tool_runs(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
     """A tool file's last runs, newest first (a file gone keeps its runs)."""
-    return {
-        "runs": await hass.data[DATA_STORE].async_run(
-            lambda db: list_runs(db, msg["tool"])
-        )
-    }
+    runs = await hass.data[DATA_STORE].async_run(lambda db: list_runs(db, msg["tool"]))
+    return {"runs": runs}
 
 
 @admin_command(
