@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from homeassistant.components import panel_custom, websocket_api
 from homeassistant.components.http import StaticPathConfig
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import HomeAssistant
 import probatio as vol
 
 from .const import DOMAIN, PANEL_URL_PATH
@@ -28,6 +28,7 @@ from .server import websocket as servers_websocket
 from .store import StoreError
 from .tool_files import websocket as tools_websocket
 from .tool_files.runs import async_record_runs
+from .websocket_commands import ERR_IN_PROGRESS, ERR_UNAVAILABLE, admin_command
 
 PANEL_ELEMENT = "desktop-assistant-panel"
 STATIC_URL = "/desktop_assistant_static"
@@ -38,8 +39,8 @@ ERROR_CODES: Final = tuple(
     dict.fromkeys(
         (
             websocket_api.ERR_NOT_FOUND,
-            "in_progress",
-            "unavailable",
+            ERR_IN_PROGRESS,
+            ERR_UNAVAILABLE,
             *MEMORY_ERROR_CODES,
             *tools_websocket.ERROR_CODES,
         )
@@ -47,16 +48,12 @@ ERROR_CODES: Final = tuple(
 )
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/panel/describe"})
-@websocket_api.require_admin
-@callback
+@admin_command({vol.Required("type"): f"{DOMAIN}/panel/describe"})
 def websocket_describe(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """What the panel reads from the Python side instead of a list of its own."""
-    connection.send_result(
-        msg["id"], {"page_kinds": list(PAGE_KINDS), "error_codes": list(ERROR_CODES)}
-    )
+    return {"page_kinds": list(PAGE_KINDS), "error_codes": list(ERROR_CODES)}
 
 
 async def async_register_panel(hass: HomeAssistant) -> None:

@@ -26,14 +26,12 @@ from ..memory import runs as nightly_runs
 from ..memory.schedule import parse_time
 from ..record.conversation_record import RETENTION_HOUR
 from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD, DATA_STORE
-from ..store import StoreError
+from ..websocket_commands import ERR_IN_PROGRESS, Refused, admin_command
 from .runs import JOB_RETENTION, async_run_job, is_running, list_runs
 
 PREFIX: Final = f"{DOMAIN}/jobs"
 JOB_NIGHTLY: Final = "nightly"
 JOBS: Final = (JOB_NIGHTLY, JOB_RETENTION)
-ERR_IN_PROGRESS: Final = "in_progress"
-ERR_UNAVAILABLE: Final = "unavailable"
 RUNS_SHOWN: Final = 50
 
 
@@ -87,20 +85,14 @@ async def retention_job(hass: HomeAssistant, now: datetime) -> dict[str, Any]:
     }
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/list"})
-@websocket_api.require_admin
-@websocket_api.async_response
+@admin_command({vol.Required("type"): f"{PREFIX}/list"})
 async def websocket_list_jobs(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Every scheduled job with its next run and last runs."""
     now = dt_util.now()
-    try:
-        jobs = [await nightly_job(hass, now), await retention_job(hass, now)]
-    except StoreError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
-    connection.send_result(msg["id"], {"jobs": [job for job in jobs if job]})
+    jobs = [await nightly_job(hass, now), await retention_job(hass, now)]
+    return {"jobs": [job for job in jobs if job]}
 
 
 async def run_now(hass: HomeAssistant, job: str) -> dict[str, Any]:
@@ -117,29 +109,20 @@ async def run_now(hass: HomeAssistant, job: str) -> dict[str, Any]:
     return {"outcome": "ok", "summary": {"deleted": deleted}}
 
 
-@websocket_api.websocket_command(
+@admin_command(
     {vol.Required("type"): f"{PREFIX}/run_now", vol.Required("job"): vol.In(JOBS)}
 )
-@websocket_api.require_admin
-@websocket_api.async_response
 async def websocket_run_job(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Run a job now and answer when it ended."""
     job = msg["job"]
     if job == JOB_NIGHTLY and DATA_MEMORY not in hass.data:
-        connection.send_error(msg["id"], websocket_api.ERR_NOT_FOUND, "Memory is off")
-        return
+        raise Refused(websocket_api.ERR_NOT_FOUND, "Memory is off")
     nightly = hass.data.get(DATA_NIGHTLY)
     if is_running(hass, job) or (job == JOB_NIGHTLY and nightly and nightly.running):
-        connection.send_error(msg["id"], ERR_IN_PROGRESS, f"The {job} job is running")
-        return
-    try:
-        result = await run_now(hass, job)
-    except StoreError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
-    connection.send_result(msg["id"], result)
+        raise Refused(ERR_IN_PROGRESS, f"The {job} job is running")
+    return await run_now(hass, job)
 
 
 @callback

@@ -6,7 +6,7 @@ lists them with the page types and run outcomes), `unavailable` when the
 database failed.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 import functools
 import sqlite3
 from typing import Any, Final
@@ -18,7 +18,12 @@ import probatio as vol
 from ..const import DOMAIN
 from ..record import database
 from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD
-from ..store import StoreError
+from ..websocket_commands import (
+    ERR_UNAVAILABLE,
+    AsyncAnswer,
+    Message,
+    admin_command,
+)
 from . import pages
 from .detail import page_detail
 from .errors import ERROR_CODES, PageError
@@ -27,54 +32,53 @@ from .page import PAGE_KINDS, Page, get_page
 from .pages import NAME_CHARS
 from .runs import OUTCOMES, get_run, list_runs
 
-ERR_UNAVAILABLE: Final = "unavailable"
 PREFIX: Final = f"{DOMAIN}/memory"
-
-type Answer = Callable[[HomeAssistant, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 NAME = vol.All(str, vol.Length(min=1, max=NAME_CHARS))
 ALIASES = vol.All([str], vol.Length(max=50))
 PAGE_TYPE = vol.In(list(PAGE_KINDS))
 
-
-def _answers(answer: Answer) -> websocket_api.AsyncWebSocketCommandHandler:
-    """Send the answer's result, or its PageError or StoreError as an error."""
-
-    @functools.wraps(answer)
-    async def handler(
-        hass: HomeAssistant,
-        connection: websocket_api.ActiveConnection,
-        msg: dict[str, Any],
-    ) -> None:
-        try:
-            result = await answer(hass, msg)
-        except PageError as err:
-            connection.send_error(msg["id"], err.code, str(err))
-            return
-        except StoreError as err:
-            connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-            return
-        connection.send_result(msg["id"], result)
-
-    return handler
+# A person's change to one page, on the database thread at `now`.
+type PageWrite = Callable[[sqlite3.Connection, float, Message], Page]
 
 
-async def _async_write_page(
-    hass: HomeAssistant, work: Callable[[sqlite3.Connection, float], Page]
+def memory_command(
+    schema: dict[Any, Any],
+) -> Callable[[AsyncAnswer], websocket_api.WebSocketCommandHandler]:
+    """A command of memory's: a PageError answers with its own code."""
+    return admin_command(schema, coded=(PageError,))
+
+
+def page_write_command(
+    schema: dict[Any, Any],
+) -> Callable[[PageWrite], websocket_api.WebSocketCommandHandler]:
+    """A command that writes one page, then answers the page as it now is.
+
+    The write runs on the database thread, in one transaction.
+    """
+
+    def register(write: PageWrite) -> websocket_api.WebSocketCommandHandler:
+        @functools.wraps(write)
+        async def answer(
+            hass: HomeAssistant,
+            connection: websocket_api.ActiveConnection,
+            msg: dict[str, Any],
+        ) -> dict[str, Any]:
+            memory = hass.data[DATA_MEMORY]
+            page = await memory.async_write(lambda db, now: write(db, now, msg))
+            return await memory.async_read(
+                lambda db: page_detail(db, get_page(db, page.id))
+            )
+
+        return memory_command(schema)(answer)
+
+    return register
+
+
+@memory_command({vol.Required("type"): f"{PREFIX}/describe"})
+async def websocket_describe(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write, then answer the page as it now is."""
-    memory = hass.data[DATA_MEMORY]
-    page = await memory.async_write(work)
-    return await memory.async_read(
-        lambda connection: page_detail(connection, get_page(connection, page.id))
-    )
-
-
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/describe"})
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_describe(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
     """The page types, error codes and run outcomes the panel shows."""
     return {
         "page_types": list(PAGE_KINDS),
@@ -84,11 +88,10 @@ async def websocket_describe(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
     }
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/pages/list"})
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_list_pages(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+@memory_command({vol.Required("type"): f"{PREFIX}/pages/list"})
+async def websocket_list_pages(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """The live and recently deleted pages, and the profile's size."""
     memory = hass.data[DATA_MEMORY]
     live, deleted = await memory.async_pages()
@@ -99,20 +102,19 @@ async def websocket_list_pages(hass: HomeAssistant, msg: dict[str, Any]) -> dict
     }
 
 
-@websocket_api.websocket_command(
+@memory_command(
     {vol.Required("type"): f"{PREFIX}/pages/get", vol.Required("page_id"): int}
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_get_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+async def websocket_get_page(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """A page with its text, revisions and links."""
     return await hass.data[DATA_MEMORY].async_read(
-        lambda connection: page_detail(connection, get_page(connection, msg["page_id"]))
+        lambda db: page_detail(db, get_page(db, msg["page_id"]))
     )
 
 
-@websocket_api.websocket_command(
+@page_write_command(
     {
         vol.Required("type"): f"{PREFIX}/pages/create",
         vol.Required("name"): NAME,
@@ -121,27 +123,21 @@ async def websocket_get_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
         vol.Optional("text", default=""): str,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_create_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+def websocket_create_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Create a page; a person may take a name that was deleted forever."""
-    return await _async_write_page(
-        hass,
-        lambda connection, now: pages.create_page(
-            connection,
-            msg["name"],
-            msg["page_type"],
-            text=msg["text"],
-            aliases=msg["aliases"],
-            now=now,
-            author="person",
-            allow_tombstoned=True,
-        ),
+    return pages.create_page(
+        db,
+        msg["name"],
+        msg["page_type"],
+        text=msg["text"],
+        aliases=msg["aliases"],
+        now=now,
+        author="person",
+        allow_tombstoned=True,
     )
 
 
-@websocket_api.websocket_command(
+@page_write_command(
     {
         vol.Required("type"): f"{PREFIX}/pages/update",
         vol.Required("page_id"): int,
@@ -152,178 +148,135 @@ async def websocket_create_page(hass: HomeAssistant, msg: dict[str, Any]) -> dic
         vol.Optional("aliases"): ALIASES,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_update_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+def websocket_update_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Edit a page, refused when it moved on since `base_revision`."""
-    return await _async_write_page(
-        hass,
-        lambda connection, now: pages.edit_page(
-            connection,
-            msg["page_id"],
-            now,
-            "person",
-            text=msg.get("text"),
-            kind=msg.get("page_type"),
-            aliases=msg.get("aliases"),
-            base_revision=None if msg["overwrite"] else msg["base_revision"],
-        ),
+    return pages.edit_page(
+        db,
+        msg["page_id"],
+        now,
+        "person",
+        text=msg.get("text"),
+        kind=msg.get("page_type"),
+        aliases=msg.get("aliases"),
+        base_revision=None if msg["overwrite"] else msg["base_revision"],
     )
 
 
-@websocket_api.websocket_command(
+@page_write_command(
     {
         vol.Required("type"): f"{PREFIX}/pages/rename",
         vol.Required("page_id"): int,
         vol.Required("name"): NAME,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_rename_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+def websocket_rename_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Rename a page; the old name stays as an alias."""
-    return await _async_write_page(
-        hass,
-        lambda connection, now: pages.rename_page(
-            connection, msg["page_id"], msg["name"], now
-        ),
-    )
+    return pages.rename_page(db, msg["page_id"], msg["name"], now)
 
 
-@websocket_api.websocket_command(
+@page_write_command(
     {vol.Required("type"): f"{PREFIX}/pages/delete", vol.Required("page_id"): int}
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_delete_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+def websocket_delete_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Move a page to recently deleted."""
-    return await _async_write_page(
-        hass,
-        lambda connection, now: pages.delete_page(connection, msg["page_id"], now),
-    )
+    return pages.delete_page(db, msg["page_id"], now)
 
 
-@websocket_api.websocket_command(
+@page_write_command(
     {vol.Required("type"): f"{PREFIX}/pages/restore", vol.Required("page_id"): int}
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_restore_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+def websocket_restore_page(db: sqlite3.Connection, now: float, msg: Message) -> Page:
     """Bring a recently deleted page back."""
-    return await _async_write_page(
-        hass,
-        lambda connection, now: pages.restore_page(connection, msg["page_id"], now),
-    )
+    return pages.restore_page(db, msg["page_id"], now)
 
 
-@websocket_api.websocket_command(
+@memory_command(
     {
         vol.Required("type"): f"{PREFIX}/pages/delete_forever",
         vol.Required("page_id"): int,
         vol.Required("confirm"): str,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_delete_forever(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+async def websocket_delete_forever(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """Delete a page and its text everywhere memory keeps it."""
     unlinked = await hass.data[DATA_MEMORY].async_write(
-        lambda connection, now: delete_everywhere(
-            connection, msg["page_id"], msg["confirm"], now
-        )
+        lambda db, now: delete_everywhere(db, msg["page_id"], msg["confirm"], now)
     )
     return {"unlinked": unlinked}
 
 
-@websocket_api.websocket_command(
+@page_write_command(
     {
         vol.Required("type"): f"{PREFIX}/pages/restore_revision",
         vol.Required("page_id"): int,
         vol.Required("revision"): int,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_restore_revision(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+def websocket_restore_revision(
+    db: sqlite3.Connection, now: float, msg: Message
+) -> Page:
     """Make an earlier revision the page's latest."""
-    return await _async_write_page(
-        hass,
-        lambda connection, now: pages.restore_revision(
-            connection, msg["page_id"], msg["revision"], now
-        ),
-    )
+    return pages.restore_revision(db, msg["page_id"], msg["revision"], now)
 
 
-@websocket_api.websocket_command(
+@memory_command(
     {
         vol.Required("type"): f"{PREFIX}/runs/list",
         vol.Optional("limit", default=14): vol.All(int, vol.Range(min=1, max=50)),
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_list_runs(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+async def websocket_list_runs(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """The most recent runs, and whether one is running."""
     return {
         "runs": await hass.data[DATA_MEMORY].async_read(
-            lambda connection: list_runs(connection, msg["limit"])
+            lambda db: list_runs(db, msg["limit"])
         ),
         "running": hass.data[DATA_NIGHTLY].running,
     }
 
 
-@websocket_api.websocket_command(
+@memory_command(
     {vol.Required("type"): f"{PREFIX}/runs/get", vol.Required("run_id"): int}
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_get_run(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+async def websocket_get_run(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """A run with its changes; each source says whether the record still has it."""
-    run = await hass.data[DATA_MEMORY].async_read(
-        lambda connection: get_run(connection, msg["run_id"])
-    )
+    run = await hass.data[DATA_MEMORY].async_read(lambda db: get_run(db, msg["run_id"]))
     record = hass.data[DATA_RECORD]
     for change in run["pages"]:
         sources = []
         for source in change["sources"]:
             conversation = await record.async_read(
-                lambda connection, cid=source: database.get_conversation(
-                    connection, cid
-                )
+                lambda db, cid=source: database.get_conversation(db, cid)
             )
             sources.append({"conversation_id": source, "gone": conversation is None})
         change["sources"] = sources
     return run
 
 
-@websocket_api.websocket_command(
+@memory_command(
     {
         vol.Required("type"): f"{PREFIX}/runs/revert",
         vol.Required("run_id"): int,
         vol.Required("page_id"): int,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_revert_run_page(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+async def websocket_revert_run_page(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """Undo one run's change to one page."""
     return await hass.data[DATA_NIGHTLY].async_revert(msg["run_id"], msg["page_id"])
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/runs/run_now"})
-@websocket_api.require_admin
-@websocket_api.async_response
-@_answers
-async def websocket_run_now(hass: HomeAssistant, msg: dict[str, Any]) -> dict:
+@memory_command({vol.Required("type"): f"{PREFIX}/runs/run_now"})
+async def websocket_run_now(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """Run the nightly pass now; `in_progress` while one runs."""
     nightly = hass.data[DATA_NIGHTLY]
     if nightly.running:

@@ -4,6 +4,8 @@ The contract of the Assistant panel: list pages newest first with filters
 that hold across pages, one conversation with its entries, delete. Each
 command is a module-level handler, as in Home Assistant core's
 `assist_pipeline/websocket_api.py`; `async_register_commands` registers them.
+Errors: `invalid_format`, `not_found`, `in_progress` (a turn is running),
+`unavailable` (the database failed).
 """
 
 from typing import Any, Final
@@ -14,14 +16,12 @@ import probatio as vol
 
 from ..const import DOMAIN
 from ..runtime import DATA_RECORD
-from ..store import StoreError
 from ..text import words
+from ..websocket_commands import ERR_IN_PROGRESS, Refused, admin_command
 from . import database
 from .conversation_record import InProgress
 from .search import MAX_WORDS, match_expression
 
-ERR_IN_PROGRESS: Final = "in_progress"
-ERR_UNAVAILABLE: Final = "unavailable"
 MAX_LIMIT: Final = 100
 # A cursor is an activity number: an SQLite integer, written in digits.
 MAX_CURSOR: Final = 2**63 - 1
@@ -57,7 +57,7 @@ def async_register_commands(hass: HomeAssistant) -> None:
         websocket_api.async_register_command(hass, command)
 
 
-@websocket_api.websocket_command(
+@admin_command(
     {
         vol.Required("type"): f"{DOMAIN}/conversations/list",
         vol.Optional("limit", default=20): vol.All(
@@ -69,134 +69,84 @@ def async_register_commands(hass: HomeAssistant) -> None:
         vol.Optional("device_id"): str,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
 async def websocket_list_conversations(
-    hass: HomeAssistant,
-    connection: websocket_api.ActiveConnection,
-    msg: dict[str, Any],
-) -> None:
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """A page of conversations, newest activity first, with its `next` cursor."""
     record = hass.data[DATA_RECORD]
     try:
         before = decode_cursor(msg["before"]) if "before" in msg else None
-    except ValueError:
-        connection.send_error(
-            msg["id"], websocket_api.ERR_INVALID_FORMAT, "`before` is not a cursor"
-        )
-        return
+    except ValueError as err:
+        raise Refused(
+            websocket_api.ERR_INVALID_FORMAT, "`before` is not a cursor"
+        ) from err
     # The search box's words as typed: every one must be in the
     # conversation, as the start of a word.
     words_of_query = list(dict.fromkeys(words(msg.get("query") or "")))
     if len(words_of_query) > MAX_WORDS:
-        connection.send_error(
-            msg["id"],
-            websocket_api.ERR_INVALID_FORMAT,
-            f"Search for at most {MAX_WORDS} words",
+        raise Refused(
+            websocket_api.ERR_INVALID_FORMAT, f"Search for at most {MAX_WORDS} words"
         )
-        return
-    try:
-        conversations, following = await record.async_read(
-            lambda db: database.list_conversations(
-                db,
-                limit=msg["limit"],
-                before=before,
-                channel=msg.get("channel"),
-                device_id=msg.get("device_id"),
-                match=match_expression(words_of_query) if words_of_query else None,
-            )
+    conversations, following = await record.async_read(
+        lambda db: database.list_conversations(
+            db,
+            limit=msg["limit"],
+            before=before,
+            channel=msg.get("channel"),
+            device_id=msg.get("device_id"),
+            match=match_expression(words_of_query) if words_of_query else None,
         )
-    except StoreError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
+    )
     for summary in conversations:
         summary["in_progress"] = record.in_progress(summary["conversation_id"])
-    connection.send_result(
-        msg["id"],
-        {"conversations": conversations, "next": encode_cursor(following)},
-    )
+    return {"conversations": conversations, "next": encode_cursor(following)}
 
 
-@websocket_api.websocket_command(
+@admin_command(
     {
         vol.Required("type"): f"{DOMAIN}/conversations/get",
         vol.Required("conversation_id"): str,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
 async def websocket_get_conversation(
-    hass: HomeAssistant,
-    connection: websocket_api.ActiveConnection,
-    msg: dict[str, Any],
-) -> None:
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """One conversation with its entries."""
     record = hass.data[DATA_RECORD]
     conversation_id = msg["conversation_id"]
-    try:
-        found = await record.async_read(
-            lambda db: database.get_conversation(db, conversation_id)
-        )
-    except StoreError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
+    found = await record.async_read(
+        lambda db: database.get_conversation(db, conversation_id)
+    )
     if found is None:
-        connection.send_error(
-            msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
-        )
-        return
+        raise Refused(websocket_api.ERR_NOT_FOUND, "No such conversation")
     found["in_progress"] = record.in_progress(conversation_id)
-    connection.send_result(msg["id"], found)
+    return found
 
 
-@websocket_api.websocket_command(
-    {vol.Required("type"): f"{DOMAIN}/conversations/devices"}
-)
-@websocket_api.require_admin
-@websocket_api.async_response
+@admin_command({vol.Required("type"): f"{DOMAIN}/conversations/devices"})
 async def websocket_list_devices(
-    hass: HomeAssistant,
-    connection: websocket_api.ActiveConnection,
-    msg: dict[str, Any],
-) -> None:
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
     """The devices conversations were held on, for the panel's filter."""
-    try:
-        devices = await hass.data[DATA_RECORD].async_read(database.list_devices)
-    except StoreError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
-    connection.send_result(msg["id"], {"devices": devices})
+    return {"devices": await hass.data[DATA_RECORD].async_read(database.list_devices)}
 
 
-@websocket_api.websocket_command(
+@admin_command(
     {
         vol.Required("type"): f"{DOMAIN}/conversations/delete",
         vol.Required("conversation_id"): str,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
 async def websocket_delete_conversation(
-    hass: HomeAssistant,
-    connection: websocket_api.ActiveConnection,
-    msg: dict[str, Any],
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
     """Delete a conversation, unless one of its turns is running."""
     try:
         deleted = await hass.data[DATA_RECORD].async_delete(msg["conversation_id"])
-    except InProgress:
-        connection.send_error(
-            msg["id"],
+    except InProgress as err:
+        raise Refused(
             ERR_IN_PROGRESS,
             "A turn of this conversation is running; delete it when it ends",
-        )
-        return
-    except StoreError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
+        ) from err
     if not deleted:
-        connection.send_error(
-            msg["id"], websocket_api.ERR_NOT_FOUND, "No such conversation"
-        )
-        return
-    connection.send_result(msg["id"])
+        raise Refused(websocket_api.ERR_NOT_FOUND, "No such conversation")

@@ -20,10 +20,10 @@ from homeassistant.helpers import entity_registry as er
 import probatio as vol
 
 from ..const import CONF_FALLBACK_SERVERS, CONF_WAKE_MAC, DOMAIN, SERVICE_WAKE_SERVER
+from ..websocket_commands import ERR_UNAVAILABLE, Refused, admin_command
 from .credentials import without_credentials
 
 PREFIX: Final = f"{DOMAIN}/servers"
-ERR_UNAVAILABLE: Final = "unavailable"
 TIMINGS: Final = ("prompt_n", "cache_n", "predicted_per_second")
 
 
@@ -94,42 +94,30 @@ def server(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Any]:
     } | server_state(entry)
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/list"})
-@websocket_api.require_admin
-@callback
+@admin_command({vol.Required("type"): f"{PREFIX}/list"})
 def websocket_list_servers(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Every llama-server entry with its health."""
-    connection.send_result(
-        msg["id"],
-        {
-            "servers": [
-                server(hass, entry)
-                for entry in hass.config_entries.async_entries(DOMAIN)
-            ]
-        },
-    )
+    return {
+        "servers": [
+            server(hass, entry) for entry in hass.config_entries.async_entries(DOMAIN)
+        ]
+    }
 
 
-@websocket_api.websocket_command(
-    {vol.Required("type"): f"{PREFIX}/wake", vol.Required("entry_id"): str}
-)
-@websocket_api.require_admin
-@websocket_api.async_response
+@admin_command({vol.Required("type"): f"{PREFIX}/wake", vol.Required("entry_id"): str})
 async def websocket_wake_server(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Send the entry's machine its magic packet, through the wake_server action."""
     entry = hass.config_entries.async_get_entry(msg["entry_id"])
     if entry is None or entry.domain != DOMAIN:
-        connection.send_error(msg["id"], websocket_api.ERR_NOT_FOUND, "No such server")
-        return
+        raise Refused(websocket_api.ERR_NOT_FOUND, "No such server")
     if not entry.options.get(CONF_WAKE_MAC) or not hass.services.has_service(
         DOMAIN, SERVICE_WAKE_SERVER
     ):
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, "No MAC address is set")
-        return
+        raise Refused(ERR_UNAVAILABLE, "No MAC address is set")
     try:
         await hass.services.async_call(
             DOMAIN,
@@ -139,9 +127,8 @@ async def websocket_wake_server(
             context=connection.context(msg),
         )
     except HomeAssistantError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
-    connection.send_result(msg["id"], {})
+        raise Refused(ERR_UNAVAILABLE, str(err)) from err
+    return {}
 
 
 @callback

@@ -19,15 +19,14 @@ from ..agent.messages import format_tools
 from ..const import DOMAIN
 from ..llm import ConfigFolderTool, ToolFilesAPI
 from ..runtime import DATA_STORE, DATA_TOOLS
-from ..store import StoreError
 from ..tools import ArgumentError, Problem, ToolSpec, parse_arguments
+from ..websocket_commands import Refused, admin_command
 from . import async_install_examples, async_load_tools
 from .runs import list_runs
 
 PREFIX: Final = f"{DOMAIN}/tools"
 ERR_INVALID_ARGUMENTS: Final = "invalid_arguments"
 ERR_CANNOT_INSTALL: Final = "cannot_install"
-ERR_UNAVAILABLE: Final = "unavailable"
 ERROR_CODES: Final = (ERR_INVALID_ARGUMENTS, ERR_CANNOT_INSTALL)
 
 
@@ -134,49 +133,34 @@ async def api_groups(
     return groups
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/list"})
-@websocket_api.require_admin
-@websocket_api.async_response
+@admin_command({vol.Required("type"): f"{PREFIX}/list"})
 async def websocket_list_tools(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Every tool an agent can call, by source; the files that failed to load."""
     registry = hass.data[DATA_TOOLS]
     context = panel_context(hass, connection, msg)
     ours = await ToolFilesAPI(hass).async_get_api_instance(context)
     files = {tool.name for tool in ours.tools if isinstance(tool, ConfigFolderTool)}
     own = {tool.name for tool in ours.tools}
-    connection.send_result(
-        msg["id"],
-        {
-            "files": [tool_file(spec) for spec in registry.tools],
-            "broken": broken_files(registry.problems),
-            "memory": described_tools(ours, files),
-            "apis": await api_groups(hass, context, own),
-        },
-    )
+    return {
+        "files": [tool_file(spec) for spec in registry.tools],
+        "broken": broken_files(registry.problems),
+        "memory": described_tools(ours, files),
+        "apis": await api_groups(hass, context, own),
+    }
 
 
-@websocket_api.websocket_command(
-    {vol.Required("type"): f"{PREFIX}/runs", vol.Required("tool"): str}
-)
-@websocket_api.require_admin
-@websocket_api.async_response
+@admin_command({vol.Required("type"): f"{PREFIX}/runs", vol.Required("tool"): str})
 async def websocket_tool_runs(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """A tool file's last runs, newest first (a file gone keeps its runs)."""
-    try:
-        found = await hass.data[DATA_STORE].async_run(
-            lambda db: list_runs(db, msg["tool"])
-        )
-    except StoreError as err:
-        connection.send_error(msg["id"], ERR_UNAVAILABLE, str(err))
-        return
-    connection.send_result(msg["id"], {"runs": found})
+    runs = await hass.data[DATA_STORE].async_run(lambda db: list_runs(db, msg["tool"]))
+    return {"runs": runs}
 
 
-@websocket_api.websocket_command(
+@admin_command(
     {
         vol.Required("type"): f"{PREFIX}/run",
         vol.Required("tool"): str,
@@ -184,11 +168,9 @@ async def websocket_tool_runs(
         vol.Optional("confirmed", default=False): bool,
     }
 )
-@websocket_api.require_admin
-@websocket_api.async_response
 async def websocket_run_tool(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Try a tool file; one that changes things first answers its question.
 
     The answer is `{"result": text}` once run, or `{"confirm": question}`
@@ -196,52 +178,35 @@ async def websocket_run_tool(
     """
     registry = hass.data[DATA_TOOLS]
     if (spec := registry.get(msg["tool"])) is None:
-        connection.send_error(
-            msg["id"], websocket_api.ERR_NOT_FOUND, f"There is no tool {msg['tool']}"
-        )
-        return
+        raise Refused(websocket_api.ERR_NOT_FOUND, f"There is no tool {msg['tool']}")
     try:
         values = parse_arguments(spec, msg["arguments"])
     except ArgumentError as err:
-        connection.send_error(msg["id"], ERR_INVALID_ARGUMENTS, str(err))
-        return
+        raise Refused(ERR_INVALID_ARGUMENTS, str(err)) from err
     if spec.changes and not msg["confirmed"]:
-        connection.send_result(
-            msg["id"], {"confirm": spec.question(hass.config.language, values)}
-        )
-        return
-    connection.send_result(
-        msg["id"], {"result": await registry.async_run(spec.name, msg["arguments"])}
-    )
+        return {"confirm": spec.question(hass.config.language, values)}
+    return {"result": await registry.async_run(spec.name, msg["arguments"])}
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/reload"})
-@websocket_api.require_admin
-@websocket_api.async_response
+@admin_command({vol.Required("type"): f"{PREFIX}/reload"})
 async def websocket_reload_tools(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Read the config folder again, as the reload action does."""
     await async_load_tools(hass)
-    connection.send_result(msg["id"], {"problems": len(hass.data[DATA_TOOLS].problems)})
+    return {"problems": len(hass.data[DATA_TOOLS].problems)}
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{PREFIX}/install_examples"})
-@websocket_api.require_admin
-@websocket_api.async_response
+@admin_command({vol.Required("type"): f"{PREFIX}/install_examples"})
 async def websocket_install_examples(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
+) -> dict[str, Any]:
     """Copy the example tools in (never over a file that is there), then reload."""
     try:
         report = await async_install_examples(hass)
     except OSError as err:
-        connection.send_error(msg["id"], ERR_CANNOT_INSTALL, str(err))
-        return
-    connection.send_result(
-        msg["id"],
-        {"installed": list(report.installed), "skipped": list(report.skipped)},
-    )
+        raise Refused(ERR_CANNOT_INSTALL, str(err)) from err
+    return {"installed": list(report.installed), "skipped": list(report.skipped)}
 
 
 @callback
