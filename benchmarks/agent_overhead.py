@@ -16,7 +16,6 @@ loopback and parsing. The agent's added time is the difference.
 Run: scripts/bench agent_overhead [--runs 200]
 """
 
-import argparse
 import asyncio
 from dataclasses import dataclass
 import json
@@ -27,16 +26,11 @@ import aiohttp
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import llm
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS
-from tests.harness.agent_entry import (
-    RecordingTool,
-    ToolsAPI,
-    async_add_agent,
-    async_ask,
-)
-from tests.harness.home_assistant import median_p95, running_home_assistant
+from tests.harness.agent_entry import async_add_agent, async_ask, register_tools
+from tests.harness.benchmark import command_line, median_p95_ms
+from tests.harness.home_assistant import running_home_assistant
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -45,8 +39,6 @@ from tests.harness.llama_server import (
     text_reply,
     tool_call_reply,
 )
-
-API_ID = "benchmark_tools"
 
 
 def long_reply() -> Reply:
@@ -70,14 +62,31 @@ class Sample:
     result: float
     round_gap: float | None = None
 
+    @classmethod
+    def of_turn(
+        cls, server: LlamaServerStandIn, first_delta_at: float, result_at: float
+    ) -> "Sample":
+        """The turn the stand-in just streamed, read with one clock."""
+        first_byte, _ = server.stream_times[0]
+        return cls(
+            first_delta_at - first_byte,
+            result_at - server.stream_times[-1][1],
+            round_gap(server),
+        )
+
+
+def script_turn(server: LlamaServerStandIn, replies: list[Reply]) -> None:
+    """Give the stand-in the turn's replies and forget the last turn's times."""
+    server.script = list(replies)
+    server.stream_times.clear()
+    server.received_at.clear()
+
 
 async def baseline_turn(
     session: aiohttp.ClientSession, server: LlamaServerStandIn, replies: list[Reply]
 ) -> Sample:
     """Read each reply with a bare client that only splits and parses events."""
-    server.script = list(replies)
-    server.stream_times.clear()
-    server.received_at.clear()
+    script_turn(server, replies)
     first_event_at = done_at = 0.0
     for _ in replies:
         async with session.post(f"{server.url}/chat/completions", json={}) as response:
@@ -92,21 +101,14 @@ async def baseline_turn(
                         if not first_event_at:
                             first_event_at = time.perf_counter()
         done_at = time.perf_counter()
-    first_byte, _ = server.stream_times[0]
-    return Sample(
-        first_event_at - first_byte,
-        done_at - server.stream_times[-1][1],
-        round_gap(server),
-    )
+    return Sample.of_turn(server, first_event_at, done_at)
 
 
 async def agent_turn(
     hass: HomeAssistant, server: LlamaServerStandIn, agent_id: str, replies: list[Reply]
 ) -> Sample:
     """Ask the agent, with a delta listener as the Assist pipeline has."""
-    server.script = replies
-    server.stream_times.clear()
-    server.received_at.clear()
+    script_turn(server, replies)
     first_delta_at = 0.0
 
     def listener(chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
@@ -115,13 +117,7 @@ async def agent_turn(
             first_delta_at = time.perf_counter()
 
     await async_ask(hass, agent_id, "Hello", listener=listener)
-    result_at = time.perf_counter()
-    first_byte, _ = server.stream_times[0]
-    return Sample(
-        first_delta_at - first_byte,
-        result_at - server.stream_times[-1][1],
-        round_gap(server),
-    )
+    return Sample.of_turn(server, first_delta_at, time.perf_counter())
 
 
 def round_gap(server: LlamaServerStandIn) -> float | None:
@@ -129,12 +125,6 @@ def round_gap(server: LlamaServerStandIn) -> float | None:
     if len(server.received_at) < 2:
         return None
     return server.received_at[1] - server.stream_times[0][1]
-
-
-def stats(values: list[float]) -> tuple[float, float]:
-    """Median and p95, in milliseconds."""
-    median, p95 = median_p95(values)
-    return median * 1000, p95 * 1000
 
 
 async def main(runs: int) -> None:
@@ -145,14 +135,11 @@ async def main(runs: int) -> None:
         aiohttp.ClientSession() as session,
     ):
         # An instant tool, so the tool turn measures the loop, not a tool.
-        clock = RecordingTool("GetDateTime", {}, "14:05")
-        llm.async_register_api(
-            hass, ToolsAPI(hass=hass, id=API_ID, name="Tools", tools=[clock])
-        )
+        api_id = register_tools(hass, {"GetDateTime": "14:05"})
         _, agent_id = await async_add_agent(
             hass,
             server.url,
-            DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [API_ID]},
+            DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [api_id]},
         )
 
         rows = []
@@ -171,8 +158,8 @@ async def main(runs: int) -> None:
                 agent_values = [getattr(s, metric) for s in agent]
                 if agent_values[0] is None:
                     continue
-                base_med, base_p95 = stats(base_values)
-                med, p95 = stats(agent_values)
+                base_med, base_p95 = median_p95_ms(base_values)
+                med, p95 = median_p95_ms(agent_values)
                 rows.append((name, metric, base_med, base_p95, med, p95))
 
     print(f"Agent overhead per turn, {runs} runs each (ms)")
@@ -189,6 +176,4 @@ async def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200)
-    asyncio.run(main(parser.parse_args().runs))
+    asyncio.run(main(command_line(__doc__, runs=200).parse_args().runs))

@@ -21,7 +21,6 @@ llama-server; measured from the packet to the first word of its answer.
 Run: scripts/bench failover [--runs 5]
 """
 
-import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -39,6 +38,7 @@ from custom_components.desktop_assistant.const import (
     CONF_WAKE_WAIT,
 )
 from tests.harness.agent_entry import async_ask
+from tests.harness.benchmark import command_line
 from tests.harness.failover import async_add_server
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
@@ -222,6 +222,4 @@ async def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    asyncio.run(main(parser.parse_args().runs))
+    asyncio.run(main(command_line(__doc__, runs=5).parse_args().runs))

@@ -10,13 +10,13 @@ using the library unrestricted would cost. Target: under 2 ms per question.
 Run: scripts/bench language_detect [--runs 2000]
 """
 
-import argparse
 import itertools
 import time
 
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 from custom_components.desktop_assistant.agent.language import LanguageDetector
+from tests.harness.benchmark import command_line
 from tests.harness.home_assistant import median_p95
 
 QUESTIONS = [
@@ -87,6 +87,4 @@ def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2000)
-    main(parser.parse_args().runs)
+    main(command_line(__doc__, runs=2000).parse_args().runs)

@@ -14,7 +14,6 @@ background request runs without stepping aside.
 Run: scripts/bench memory_bench [--runs 20] [--pages 2000] [--small]
 """
 
-import argparse
 import asyncio
 from collections.abc import Callable
 import contextlib
@@ -50,6 +49,7 @@ from custom_components.desktop_assistant.server.generate import (
     Generator,
 )
 from tests.harness.agent_entry import async_add_agent, async_ask
+from tests.harness.benchmark import command_line, median_p95_ms
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import LlamaServerStandIn, serve
 from tests.harness.memory_seed import Said, add_conversation
@@ -77,12 +77,6 @@ WORDS = [
     "dentist",
     "tea",
 ]
-
-
-def ms(seconds: list[float]) -> tuple[float, float]:
-    """Median and p95 in milliseconds."""
-    median, p95 = median_p95(seconds)
-    return median * 1000, p95 * 1000
 
 
 async def timed(work: Callable[[], Any], runs: int) -> list[float]:
@@ -162,10 +156,7 @@ async def measure_memory(hass: HomeAssistant, runs: int, count: int) -> None:
         f"Memory of {count} pages, {runs} runs each "
         f"(prompt context {context_size} characters)"
     )
-    print(f"{'operation':<40} {'median ms':>10} {'p95 ms':>10}")
-    for name, values in results.items():
-        median, p95 = ms(values)
-        print(f"{name:<40} {median:>10.2f} {p95:>10.2f}")
+    print_timings(results, "operation", width=40, digits=2)
 
 
 async def tools_api_prompt(hass: HomeAssistant) -> str:
@@ -308,18 +299,31 @@ def print_sharing(results: dict[str, list[float]], slots: int, runs: int) -> Non
         f"Time to first token of a question, real llama-server, tiny model, "
         f"{slots} slot{'s' if slots > 1 else ''}, {runs} runs"
     )
-    print(f"{'while':<42} {'median ms':>10} {'p95 ms':>10} {'vs alone':>9}")
-    for name, values in results.items():
-        median, p95 = ms(values)
-        print(
-            f"{name:<42} {median:>10.1f} {p95:>10.1f} {median / 1000 / baseline:>8.2f}x"
-        )
+    print_timings(results, "while", width=42, digits=1, baseline=baseline)
     print()
 
 
+def print_timings(
+    results: dict[str, list[float]],
+    label: str,
+    *,
+    width: int,
+    digits: int,
+    baseline: float | None = None,
+) -> None:
+    """A table of each row's median and p95 in ms; against `baseline` (s) if given."""
+    against = f" {'vs alone':>9}" if baseline is not None else ""
+    print(f"{label:<{width}} {'median ms':>10} {'p95 ms':>10}{against}")
+    for name, values in results.items():
+        median, p95 = median_p95_ms(values)
+        row = f"{name:<{width}} {median:>10.{digits}f} {p95:>10.{digits}f}"
+        if baseline is not None:
+            row += f" {median / 1000 / baseline:>8.2f}x"
+        print(row)
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
+    parser = command_line(__doc__, runs=20)
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--small", action="store_true", help="a quick, small run")
     arguments = parser.parse_args()

@@ -17,7 +17,6 @@ table, 6.9 s at 10,000 lines).
 Run: scripts/bench panel_render [--runs 10]
 """
 
-import argparse
 import contextlib
 from functools import partial
 import http.server
@@ -25,6 +24,7 @@ from pathlib import Path
 import threading
 from typing import Any
 
+from tests.harness.benchmark import command_line
 from tests.harness.browser import chromium
 from tests.harness.home_assistant import median_p95
 from tests.harness.ports import free_port
@@ -102,8 +102,7 @@ def serve(folder: Path) -> Any:
 
 def main() -> None:
     """Print a row per size and case: median and p95, ratio to its baseline."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10)
+    parser = command_line(__doc__, runs=10)
     args = parser.parse_args()
     with serve(FRONTEND) as base, chromium() as driver:
         driver.get(f"{base}/")

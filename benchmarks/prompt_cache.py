@@ -16,7 +16,6 @@ slot.
 Run: scripts/bench prompt_cache [--runs 5]
 """
 
-import argparse
 import asyncio
 from pathlib import Path
 import shutil
@@ -38,6 +37,7 @@ from custom_components.desktop_assistant.const import (
 )
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.benchmark import command_line
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.real_engines import RealLlamaServer, start_llama_server
 
@@ -154,6 +154,4 @@ async def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    asyncio.run(main(parser.parse_args().runs))
+    asyncio.run(main(command_line(__doc__, runs=5).parse_args().runs))

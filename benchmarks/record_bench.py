@@ -66,13 +66,9 @@ from custom_components.desktop_assistant.record.models import (
 )
 from custom_components.desktop_assistant.runtime import DATA_RECORD
 from custom_components.desktop_assistant.store import transaction
-from tests.harness.agent_entry import (
-    RecordingTool,
-    ToolsAPI,
-    async_add_agent,
-    async_ask,
-)
-from tests.harness.home_assistant import median_p95, running_home_assistant
+from tests.harness.agent_entry import async_add_agent, async_ask, register_tools
+from tests.harness.benchmark import command_line, median_p95_ms
+from tests.harness.home_assistant import running_home_assistant
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -81,7 +77,6 @@ from tests.harness.llama_server import (
     tool_call_reply,
 )
 
-API_ID = "benchmark_tools"
 VOCABULARY = 20_000
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
 BATCH = 1_000
@@ -89,12 +84,6 @@ SATELLITES = 8
 LLM_CONTEXT = llm.LLMContext(
     platform="bench", context=None, language="en", assistant=None, device_id=None
 )
-
-
-def ms(values: list[float]) -> tuple[float, float]:
-    """Median and p95 of seconds, in milliseconds."""
-    median, p95 = median_p95(values)
-    return median * 1000, p95 * 1000
 
 
 def tool_turn() -> list[Any]:
@@ -142,9 +131,12 @@ async def overhead(
     turn and the record's writes after it) is what recording costs the event
     loop, whatever else the machine runs. The database's own thread is not in it.
     """
+    api_id = register_tools(
+        hass, {"weather": "Rome: clear sky, 18 °C, light wind from the west"}
+    )
     options = DEFAULT_AGENT_OPTIONS | {
         CONF_MODEL: MODEL_ID,
-        CONF_LLM_HASS_API: [API_ID],
+        CONF_LLM_HASS_API: [api_id],
     }
     _, recording = await async_add_agent(hass, server.url, options)
     _, silent = await async_add_agent(hass, server.url, options | {CONF_RECORD: False})
@@ -170,13 +162,13 @@ async def overhead(
                     hooks.append(spent)
     rows = []
     for label, values in (("wall time", wall), ("loop CPU time", loop_cpu)):
-        off, on = ms(values[silent]), ms(values[recording])
+        off, on = median_p95_ms(values[silent]), median_p95_ms(values[recording])
         rows += [
             (f"{label}, recording off", *off),
             (f"{label}, recording on", *on),
             (f"{label}, added (on - off)", on[0] - off[0], on[1] - off[1]),
         ]
-    return [*rows, ("record hooks on the loop", *ms(hooks))]
+    return [*rows, ("record hooks on the loop", *median_p95_ms(hooks))]
 
 
 class Words:
@@ -342,12 +334,10 @@ async def search(
                 reply = await socket.receive_json()
                 list_times.append(time.perf_counter() - start)
                 assert reply["success"], reply
-            rows.append(
-                (f"recall_conversations, {label}", *ms(recall_times), found / queries)
-            )
-            rows.append(
-                (f"conversations/list, {label}", *ms(list_times), found / queries)
-            )
+            share = found / queries
+            recall, listing = median_p95_ms(recall_times), median_p95_ms(list_times)
+            rows.append((f"recall_conversations, {label}", *recall, share))
+            rows.append((f"conversations/list, {label}", *listing, share))
         await socket.close()
     print(
         f"Synthetic record: {conversations:,} conversations, {entries:,} entries,"
@@ -422,12 +412,6 @@ async def main(args: argparse.Namespace) -> None:
         running_home_assistant() as hass,
         serve(LlamaServerStandIn()) as server,
     ):
-        weather = RecordingTool(
-            "weather", {}, "Rome: clear sky, 18 °C, light wind from the west"
-        )
-        llm.async_register_api(
-            hass, ToolsAPI(hass=hass, id=API_ID, name="Tools", tools=[weather])
-        )
         overhead_rows = await overhead(hass, server, args.runs)
         record = hass.data[DATA_RECORD]
         sent, found, out_of_order, elapsed = await satellites(
@@ -460,8 +444,7 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200)
+    parser = command_line(__doc__, runs=200)
     parser.add_argument("--conversations", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--turns", type=int, default=50)

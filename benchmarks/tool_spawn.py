@@ -17,7 +17,6 @@ characters and kills the tool.
 Run: scripts/bench tool_spawn [--runs 300]
 """
 
-import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -29,7 +28,7 @@ import tracemalloc
 
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
 from custom_components.desktop_assistant.tools.reaper import kill_marked
-from tests.harness.home_assistant import median_p95
+from tests.harness.benchmark import command_line, median_p95_ms
 
 FLOOD_MB = 100
 FLOOD_PY = f"""#!{sys.executable}
@@ -86,12 +85,6 @@ async def measured(call: Callable[[], Awaitable[object]]) -> tuple[float, float]
     return seconds, peak / (1 << 20)
 
 
-def ms(values: list[float]) -> tuple[float, float]:
-    """Median and p95, in milliseconds."""
-    median, p95 = median_p95(values)
-    return median * 1000, p95 * 1000
-
-
 async def main(runs: int) -> None:
     """Measure spawn cost `runs` times each way, then the flood once each way."""
     echo = shutil.which("echo")
@@ -112,9 +105,9 @@ async def main(runs: int) -> None:
         bare_flood = await measured(lambda: bare(flood))
         runner_flood = await measured(lambda: registry.async_run("flood"))
 
-    bare_med, bare_p95 = ms(bare_times)
-    run_med, run_p95 = ms(runner_times)
-    sweep_med, sweep_p95 = ms(sweep_times)
+    bare_med, bare_p95 = median_p95_ms(bare_times)
+    run_med, run_p95 = median_p95_ms(runner_times)
+    sweep_med, sweep_p95 = median_p95_ms(sweep_times)
     print(f"Tool spawn: `echo hi`, {runs} runs each way, alternating (ms)")
     print(f"{'':<44} {'median':>8} {'p95':>8}")
     print(
@@ -140,6 +133,4 @@ async def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=300)
-    asyncio.run(main(parser.parse_args().runs))
+    asyncio.run(main(command_line(__doc__, runs=300).parse_args().runs))

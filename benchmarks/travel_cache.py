@@ -12,7 +12,6 @@ waits `--latency` ms before each answer as a far service does. Alternating:
 Run: scripts/bench travel_cache [--runs 30] [--latency 80]
 """
 
-import argparse
 import asyncio
 import json
 from pathlib import Path
@@ -21,6 +20,7 @@ import tempfile
 import time
 
 from custom_components.desktop_assistant.tools import ToolRegistry, load_folder
+from tests.harness.benchmark import command_line
 from tests.harness.home_assistant import median_p95
 from tests.harness.web_stand_ins import (
     TOMTOM_KEY,
@@ -109,8 +109,7 @@ async def main(runs: int, latency_ms: float) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=30)
+    parser = command_line(__doc__, runs=30)
     parser.add_argument("--latency", type=float, default=80)
     arguments = parser.parse_args()
     asyncio.run(main(arguments.runs, arguments.latency))

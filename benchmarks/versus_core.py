@@ -34,7 +34,6 @@ question in the same conversation is answered.
 Run: scripts/bench versus_core [--runs 5]
 """
 
-import argparse
 import asyncio
 from collections.abc import AsyncIterator
 import contextlib
@@ -62,6 +61,7 @@ from benchmarks.versus_faults import measure_faults, print_faults
 from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
+from tests.harness.benchmark import command_line
 from tests.harness.home_assistant import (
     converse,
     median_p95,
@@ -359,6 +359,4 @@ async def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    asyncio.run(main(parser.parse_args().runs))
+    asyncio.run(main(command_line(__doc__, runs=5).parse_args().runs))

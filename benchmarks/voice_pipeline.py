@@ -38,7 +38,6 @@ measures the cache, not Kokoro.
 Run: scripts/bench voice_pipeline [--runs 50] [--skip-real]
 """
 
-import argparse
 import asyncio
 from collections.abc import AsyncIterator
 import contextlib
@@ -63,6 +62,7 @@ from wyoming.tts import SynthesizeVoice
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.benchmark import command_line
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve, text_reply
 from tests.harness.ports import free_port
@@ -387,8 +387,7 @@ async def assemble(
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=50)
+    parser = command_line(__doc__, runs=50)
     parser.add_argument("--whisper-ms", type=float, default=100)
     parser.add_argument("--llama-ms", type=float, default=200)
     parser.add_argument("--skip-real", action="store_true", help="tiny model only")

@@ -17,7 +17,6 @@ timeout plus 50 ms.
     scripts/bench whisper_failover [--runs N] [--connect-timeout S]
 """
 
-import argparse
 import asyncio
 import logging
 import time
@@ -25,6 +24,7 @@ import time
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 
+from tests.harness.benchmark import command_line
 from tests.harness.home_assistant import median_p95
 from tests.harness.whisper_server import (
     WhisperServerStandIn,
@@ -122,8 +122,7 @@ async def main(runs: int, connect_timeout: float) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
+    parser = command_line(__doc__, runs=20)
     parser.add_argument("--connect-timeout", type=float, default=0.5)
     arguments = parser.parse_args()
     # Each failover logs a warning; the table is the output.

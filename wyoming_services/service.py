@@ -1,9 +1,10 @@
-"""What both servers share: common arguments, logging, serving and shutdown."""
+"""What both servers share: common arguments, logging, start-up, serving and shutdown."""
 
 import argparse
 import asyncio
 from collections.abc import Callable, Coroutine
 import contextlib
+from dataclasses import dataclass
 from importlib import metadata
 import json
 import logging
@@ -268,3 +269,38 @@ def run_main(main: Callable[[], Coroutine[None, None, None]]) -> int:
         pass  # Ctrl-C with stdio://, where the library handles only SIGTERM
     _LOGGER.info("stopped")
     return 0
+
+
+@dataclass(frozen=True)
+class StartUp:
+    """What a server starts from: where to serve, its config, its mDNS announcement."""
+
+    uri: str
+    config: Config
+    advert: WyomingAdvert | None
+
+
+def run_server(
+    program: str,
+    description: str,
+    default_uri: str,
+    server_main: Callable[[StartUp], Coroutine[None, None, None]],
+    before_start: Callable[[], None] | None = None,
+) -> None:
+    """A server's console script: the common options, logging, then `server_main`.
+
+    `before_start` runs once logging is set up, before the event loop. A bad
+    config file or --zeroconf exits with one line on stderr, as any
+    `ServiceError` of `server_main` does.
+    """
+    args = common_arguments(description, default_uri).parse_args()
+    configure_logging(args.debug)
+    if before_start is not None:
+        before_start()
+
+    async def start() -> None:
+        config = read_config(args.config)
+        advert = zeroconf_advert(args.uri, args.zeroconf, program)
+        await server_main(StartUp(args.uri, config, advert))
+
+    sys.exit(run_main(start))

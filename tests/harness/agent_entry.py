@@ -14,6 +14,9 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.llama_server import MODEL_ID
 
+# The id of the LLM API that `register_tools` offers.
+TOOLS_API_ID = "benchmark_tools"
+
 
 async def async_add_agent(
     hass: HomeAssistant, url: str, options: dict[str, Any]
@@ -78,6 +81,18 @@ class ToolsAPI(llm.API):
             llm_context=llm_context,
             tools=self.tools,
         )
+
+
+def register_tools(hass: HomeAssistant, answers: dict[str, str]) -> str:
+    """Offer a tool per name that takes nothing and answers its text; return the API id.
+
+    The id is what an agent's CONF_LLM_HASS_API names to be offered the tools.
+    """
+    tools = [RecordingTool(name, {}, answer) for name, answer in answers.items()]
+    llm.async_register_api(
+        hass, ToolsAPI(hass=hass, id=TOOLS_API_ID, name="Tools", tools=tools)
+    )
+    return TOOLS_API_ID
 
 
 async def async_ask(

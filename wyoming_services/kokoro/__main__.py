@@ -1,6 +1,5 @@
 """wyoming-kokoro: a Wyoming text-to-speech server running Kokoro in-process."""
 
-import argparse
 from dataclasses import dataclass
 from functools import partial
 import logging
@@ -11,16 +10,7 @@ from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
 from wyoming.server import HandlerFactory
 
 from ..config import Config
-from ..service import (
-    ServiceError,
-    common_arguments,
-    configure_logging,
-    package_version,
-    read_config,
-    run_main,
-    serve,
-    zeroconf_advert,
-)
+from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .cache import PhraseCache
 from .engine import EngineError, KokoroEngine, choose, load_kokoro
 from .handler import MIN_CLAUSE, KokoroEventHandler, Voices, words_of
@@ -164,9 +154,8 @@ def build_info(voices: Voices) -> Info:
     return Info(tts=[program])
 
 
-async def _main(args: argparse.Namespace) -> None:
-    config = read_config(args.config)
-    advert = zeroconf_advert(args.uri, args.zeroconf, PROGRAM)
+async def _main(start: StartUp) -> None:
+    config = start.config
     service = build_service(config)
     _LOGGER.info(
         "Kokoro model %s, %d voices, auto: %s",
@@ -175,20 +164,20 @@ async def _main(args: argparse.Namespace) -> None:
         ", ".join(service.voices.auto.languages) if service.voices.auto else "off",
     )
     try:
-        await serve(args.uri, service.handler_factory, advert)
+        await serve(start.uri, service.handler_factory, start.advert)
     finally:
         service.close()
 
 
 def main() -> None:
     """Console script entry point."""
-    parser = common_arguments(
-        "Wyoming text-to-speech server running Kokoro in-process", DEFAULT_URI
+    run_server(
+        PROGRAM,
+        "Wyoming text-to-speech server running Kokoro in-process",
+        DEFAULT_URI,
+        _main,
+        before_start=lambda: sys.setswitchinterval(SWITCH_INTERVAL),
     )
-    args = parser.parse_args()
-    configure_logging(args.debug)
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    sys.exit(run_main(lambda: _main(args)))
 
 
 if __name__ == "__main__":

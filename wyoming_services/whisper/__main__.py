@@ -1,24 +1,13 @@
 """wyoming-whisper-relay: Wyoming speech-to-text in front of whisper-servers."""
 
-import argparse
 from collections.abc import Sequence
 from functools import partial
 import logging
-import sys
 
 import aiohttp
 from wyoming.info import AsrModel, AsrProgram, Attribution, Info
 
-from ..service import (
-    ServiceError,
-    common_arguments,
-    configure_logging,
-    package_version,
-    read_config,
-    run_main,
-    serve,
-    zeroconf_advert,
-)
+from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .handler import WhisperEventHandler
 from .languages import AUTO, WHISPER_LANGUAGES, whisper_code
 from .servers import WhisperServers
@@ -69,11 +58,9 @@ def build_info(urls: Sequence[str], language: str) -> Info:
     return Info(asr=[program])
 
 
-async def _main(args: argparse.Namespace) -> None:
-    config = read_config(args.config)
-    settings = config.whisper
+async def _main(start: StartUp) -> None:
+    settings = start.config.whisper
     language = language_setting(settings.language)
-    advert = zeroconf_advert(args.uri, args.zeroconf, PROGRAM)
     info = build_info(settings.urls, language)
     waker = (
         Waker(settings.wake_mac, settings.wake_address, settings.wake_port)
@@ -98,26 +85,30 @@ async def _main(args: argparse.Namespace) -> None:
             WhisperEventHandler, info=info, servers=servers, language_setting=language
         )
         try:
-            await serve(args.uri, handler, advert)
+            await serve(start.uri, handler, start.advert)
         finally:
             await servers.stop()
 
 
 def main(*, deprecated: bool = False) -> None:
     """Console script entry point."""
-    parser = common_arguments(
-        "Wyoming speech-to-text server for whisper.cpp's whisper-server", DEFAULT_URI
+    run_server(
+        PROGRAM,
+        "Wyoming speech-to-text server for whisper.cpp's whisper-server",
+        DEFAULT_URI,
+        _main,
+        before_start=warn_deprecated if deprecated else None,
     )
-    args = parser.parse_args()
-    configure_logging(args.debug)
-    if deprecated:
-        _LOGGER.warning(
-            "%s is deprecated and goes in the next release (PyPI has another "
-            "program of that name): run %s instead, with the same options",
-            OLD_PROGRAM,
-            PROGRAM,
-        )
-    sys.exit(run_main(lambda: _main(args)))
+
+
+def warn_deprecated() -> None:
+    """Say, in the log, that the old console script name goes."""
+    _LOGGER.warning(
+        "%s is deprecated and goes in the next release (PyPI has another "
+        "program of that name): run %s instead, with the same options",
+        OLD_PROGRAM,
+        PROGRAM,
+    )
 
 
 def deprecated_main() -> None:

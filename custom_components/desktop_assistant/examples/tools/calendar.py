@@ -34,12 +34,19 @@ more than MAX_REPEATS times in the asked days is one line,
 
 # helperlib takes this folder off the import path: this file is named like the
 # standard library's calendar module, which dateutil (below) imports.
-from helperlib import HelperError, OutOfTime, local_zone, run, time_limit
+from helperlib import (
+    HelperError,
+    OutOfTime,
+    calendar_folder,
+    local_zone,
+    run,
+    time_limit,
+    whole_number,
+)
 
 # isort: split
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta, tzinfo
-import os
 from pathlib import Path
 import re
 import sys
@@ -52,7 +59,6 @@ from zoneinfo import ZoneInfo
 import icalendar
 import recurring_ical_events
 
-DEFAULT_DIR = "~/.local/share/calendars"
 MAX_DAYS = 366
 # Occurrences the expansion may step through for one event (a year of a
 # minutely rule is 525,600), and for all events of all files: about 130,000
@@ -98,12 +104,7 @@ def main(arguments: list[str]) -> str:
     zone = local_zone()
     start = parse_start(arguments[0].strip() if arguments else "", zone)
     days = parse_days(arguments[1].strip() if len(arguments) > 1 else "")
-    root = Path(os.environ.get("CALENDAR_DIR") or DEFAULT_DIR).expanduser()
-    if not root.is_dir():
-        raise HelperError(
-            "the calendar folder does not exist: set CALENDAR_DIR in [env] "
-            "to the vdir (one folder per calendar, .ics files)"
-        )
+    root = calendar_folder()
     return "\n".join(event_lines(root, start, days, zone)) or "no events"
 
 
@@ -126,15 +127,11 @@ def parse_days(text: str) -> int:
     """Read DAYS: a whole number from 1 to 366; empty is 1."""
     if not text:
         return 1
-    try:
-        days = int(text)
-    except ValueError:
-        days = 0
-    if not 1 <= days <= MAX_DAYS:
-        raise HelperError(
-            f"days must be a whole number from 1 to {MAX_DAYS}, got {text!r}"
-        )
-    return days
+    return whole_number(
+        text,
+        MAX_DAYS,
+        f"days must be a whole number from 1 to {MAX_DAYS}, got {text!r}",
+    )
 
 
 def event_lines(root: Path, start: date, days: int, zone: tzinfo | None) -> list[str]:

@@ -19,7 +19,14 @@ never sees half a file. Refuses a start in the past and a local time that
 the clocks skip. Prints `added to <calendar>: <when> <title>`.
 """
 
-from helperlib import HelperError, local_zone, now, run
+from helperlib import (
+    HelperError,
+    calendar_folder,
+    local_zone,
+    now,
+    run,
+    whole_number,
+)
 
 # isort: split
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -31,7 +38,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import icalendar
 
-DEFAULT_DIR = "~/.local/share/calendars"
 DEFAULT_MINUTES = 60
 MAX_MINUTES = 366 * 24 * 60
 PRODID = "-//desktop_assistant//calendar_add//EN"
@@ -46,8 +52,7 @@ def main(arguments: list[str]) -> str:
     zone = local_zone()
     start = parse_start(start_text.strip(), zone)
     minutes = parse_minutes(minutes_text.strip())
-    root = Path(os.environ.get("CALENDAR_DIR") or DEFAULT_DIR).expanduser()
-    folder, name = find_calendar(root, wanted.strip())
+    folder, name = find_calendar(calendar_folder(), wanted.strip())
     event = build_event(title, start, minutes)
     write_atomically(folder, event)
     return f"added to {name}: {describe(event, zone)}"
@@ -113,24 +118,15 @@ def parse_minutes(text: str) -> int | None:
     """Read DURATION: whole minutes; empty is the default for the kind of event."""
     if not text:
         return None
-    try:
-        minutes = int(text)
-    except ValueError:
-        minutes = 0
-    if not 1 <= minutes <= MAX_MINUTES:
-        raise HelperError(
-            f"duration must be a whole number of minutes from 1 to {MAX_MINUTES}"
-        )
-    return minutes
+    return whole_number(
+        text,
+        MAX_MINUTES,
+        f"duration must be a whole number of minutes from 1 to {MAX_MINUTES}",
+    )
 
 
 def find_calendar(root: Path, wanted: str) -> tuple[Path, str]:
-    """Return the calendar's folder and name: the one named, else the first."""
-    if not root.is_dir():
-        raise HelperError(
-            "the calendar folder does not exist: set CALENDAR_DIR in [env] "
-            "to the vdir (one folder per calendar, .ics files)"
-        )
+    """Return the calendar's folder and name in the vdir: the one named, else the first."""
     calendars = {
         folder: display_name(folder)
         for folder in sorted(root.iterdir())

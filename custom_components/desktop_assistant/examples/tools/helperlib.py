@@ -1,5 +1,7 @@
 """Shared by the example helpers: one answer on stdout, web requests, short errors.
 
+Also what the calendar helpers share: the vdir they read, whole-number arguments.
+
 A helper prints exactly one text for the model and exits 0, also on failure:
 then the text is `error: <reason>`, which the runner hands over as it is
 (a non-zero exit would replace it with the exit status). No traceback and no
@@ -31,6 +33,8 @@ DEFAULT_WEB_TIMEOUT = 8.0
 # The most a web service's answer may hold; no answer the helpers read is near.
 MAX_BODY = 1 << 20
 USER_AGENT = "desktop-assistant-example-tools/1.0"
+# Where vdirsyncer keeps calendars unless CALENDAR_DIR says otherwise.
+DEFAULT_CALENDAR_DIR = "~/.local/share/calendars"
 
 _secrets: list[str] = []
 _deadline: float | None = None
@@ -113,6 +117,28 @@ def localize(naive: datetime, zone: tzinfo | None) -> datetime:
 def now(zone: tzinfo | None) -> datetime:
     """Return the current time in the local zone."""
     return datetime.now(zone) if zone else datetime.now().astimezone()
+
+
+def whole_number(text: str, highest: int, error: str) -> int:
+    """Read a whole number from 1 to `highest`; anything else is HelperError(error)."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= highest:
+        raise HelperError(error)
+    return number
+
+
+def calendar_folder() -> Path:
+    """Return the vdir of $CALENDAR_DIR (one folder per calendar); it must exist."""
+    root = Path(os.environ.get("CALENDAR_DIR") or DEFAULT_CALENDAR_DIR).expanduser()
+    if not root.is_dir():
+        raise HelperError(
+            "the calendar folder does not exist: set CALENDAR_DIR in [env] "
+            "to the vdir (one folder per calendar, .ics files)"
+        )
+    return root
 
 
 def cache_home() -> Path:
