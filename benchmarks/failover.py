@@ -132,7 +132,11 @@ async def measure(
     async def silent() -> float:
         await health.async_check()
         stand_in.script = [text_reply("too late", delay=60)]
-        return await first_delta(hass, stand_in_agent)
+        stand_in.health_silent = True
+        try:
+            return await first_delta(hass, stand_in_agent)
+        finally:
+            stand_in.health_silent = False
 
     rows: dict[str, Callable[[], Awaitable[float]]] = {
         "primary healthy (baseline)": lambda: first_delta(hass, healthy_agent),

@@ -221,6 +221,8 @@ class LlamaServerStandIn:
     total_slots: int = 1
     # `GET /health`'s status: 200 with the model loaded, 503 while it loads.
     health_status: int = 200
+    # Set: `GET /health` never answers either (a machine going to sleep).
+    health_silent: bool = False
     # Set when a chat request arrives; tests clear it to wait for the next.
     chat_received: asyncio.Event = field(default_factory=asyncio.Event)
     # Bytes of each streamed error body written before the client left.
@@ -266,6 +268,8 @@ class LlamaServerStandIn:
     async def handle_health(self, request: web.Request) -> web.StreamResponse:
         """Answer `GET /health` like llama-server: ok, or 503 while loading."""
         self.requests.append(request)
+        if self.health_silent:
+            await self.stopping.wait()
         if self.health_status == 503:
             return web.json_response(
                 error_body(503, "Loading model", "unavailable_error"), status=503

@@ -105,8 +105,9 @@ async def test_silent_primary_the_fallback_answers_after_the_connect_timeout(
     fallback_server: LlamaServerStandIn,
 ) -> None:
     agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
-    # Takes the request, never sends the headers (a machine going to sleep).
+    # Takes the request, never answers anything (a machine going to sleep).
     llama_server.script = [text_reply("too late", delay=60)]
+    llama_server.health_silent = True
     fallback_server.script = [text_reply("Here I am.")]
     began = time.monotonic()
     result = await async_ask(hass, agent_id, "Hello")
@@ -123,8 +124,9 @@ async def test_all_down_says_so_within_the_connect_timeouts(
     fallback_server: LlamaServerStandIn,
 ) -> None:
     agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
-    llama_server.script = [text_reply("too late", delay=60)]
-    fallback_server.script = [text_reply("too late", delay=60)]
+    for server in (llama_server, fallback_server):
+        server.script = [text_reply("too late", delay=60)]
+        server.health_silent = True
     began = time.monotonic()
     result = await async_ask(hass, agent_id, "Hello")
     waited = time.monotonic() - began
@@ -145,3 +147,17 @@ async def test_all_refused_says_so_at_once(
     result = await async_ask(hass, agent_id, "Hello")
     assert speech(result) == CANNOT_CONNECT
     assert time.monotonic() - began < 5
+
+
+async def test_a_busy_primary_that_answers_health_is_waited_for(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    fallback_server: LlamaServerStandIn,
+) -> None:
+    """A long prompt: no headers within the connect timeout, but /health answers."""
+    agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
+    llama_server.script = [text_reply("Worth the wait.", delay=CONNECT_TIMEOUT * 4)]
+    result = await async_ask(hass, agent_id, "Hello")
+    assert speech(result) == "Worth the wait."
+    assert fallback_server.chat_requests == []
+    assert any(request.path == "/health" for request in llama_server.requests)

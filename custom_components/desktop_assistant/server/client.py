@@ -210,23 +210,62 @@ class LlamaServerClient:
         """Send a chat request; raise ServerUnavailable when another server should.
 
         Only what happens before the response headers fails over: once the
-        server has answered, its faults are its own.
+        server has answered, its faults are its own. llama-server sends its
+        headers with the first token, so a long prompt is silent too: a
+        `GET /health` sent beside the request tells a busy server (it
+        answers, and the question waits for it) from one that is gone.
         """
+        task = asyncio.current_task()
+        assert task is not None
+        alive = asyncio.ensure_future(self._async_answers_health())
+        waiting, silent = True, False
+
+        def give_up(_: object = None) -> None:
+            # Called once the connect timeout passed, and again when the
+            # health check ends if it had not yet.
+            nonlocal silent
+            if not waiting:
+                return
+            if not alive.done():
+                alive.add_done_callback(give_up)
+            elif alive.cancelled() or not alive.result():
+                silent = True
+                task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(self.connect_timeout, give_up)
         try:
-            async with asyncio.timeout(self.connect_timeout) as scope:
-                response = await self._async_post("chat/completions", payload, limits)
-        except TimeoutError as err:
-            if scope.expired():
+            # Awaited in this task: the stream is read as soon as it starts.
+            response = await self._async_post("chat/completions", payload, limits)
+        except asyncio.CancelledError:
+            if silent and task.uncancel() == 0:
                 raise ServerUnavailable(
                     f"no response headers within {self.connect_timeout:g} s"
-                ) from err
+                ) from None
             raise
         except aiohttp.ClientConnectorError as err:
             raise ServerUnavailable(without_credentials(str(err))) from err
+        finally:
+            waiting = False
+            timer.cancel()
+            alive.cancel()
         if response.status == 503:
             response.release()
             raise ServerUnavailable("HTTP 503: the model is loading")
         return response
+
+    async def _async_answers_health(self) -> bool:
+        """Whether the server answers `GET /health` within the connect timeout.
+
+        A server without llama-server's endpoint (a proxy) answers otherwise,
+        which counts as alive: only silence, a refusal or a 503 do not.
+        """
+        try:
+            await self.async_get_json("/health")
+        except ServerUnavailable:
+            return False
+        except LlamaServerError:
+            return True
+        return True
 
     async def _async_post(
         self, path: str, payload: dict[str, Any], limits: aiohttp.ClientTimeout
