@@ -37,6 +37,7 @@ from custom_components.desktop_assistant.const import (
     CONF_WAKE_PORT,
     CONF_WAKE_WAIT,
 )
+from custom_components.desktop_assistant.server.health import ServerHealth
 from tests.harness.agent_entry import async_ask
 from tests.harness.benchmark import command_line
 from tests.harness.failover import async_add_server
@@ -88,6 +89,41 @@ async def run_rows(
     return seconds
 
 
+async def stopped(
+    hass: HomeAssistant,
+    stand_in: LlamaServerStandIn,
+    health: ServerHealth,
+    agent_id: str,
+    *,
+    known: bool,
+) -> float:
+    """The primary stopped; the health check told of it, or not yet."""
+    port = stand_in.port
+    await health.async_check()
+    await stand_in.stop()
+    if known:
+        await health.async_check()
+    assert health.reachable is not known
+    seconds = await first_delta(hass, agent_id)
+    await stand_in.start(port)
+    return seconds
+
+
+async def silent(
+    hass: HomeAssistant,
+    stand_in: LlamaServerStandIn,
+    health: ServerHealth,
+    agent_id: str,
+) -> float:
+    """The primary takes the request and answers nothing, /health neither."""
+    await health.async_check()
+    stand_in.script = [text_reply("too late", delay=60)]
+    stand_in.health_silent = True
+    seconds = await first_delta(hass, agent_id)
+    stand_in.health_silent = False
+    return seconds
+
+
 async def measure(
     hass: HomeAssistant,
     primary: LlamaServerOnDemand,
@@ -104,8 +140,9 @@ async def measure(
     _, healthy_agent = await async_add_server(
         hass, primary.url, model, fallbacks=[fallback_entry], options=options
     )
-    box = LlamaServerStandIn(model_id="small")
-    box.reply_to = lambda _body: text_reply("Hello", " there.")
+    box = LlamaServerStandIn(
+        model_id="small", reply_to=lambda _body: text_reply("Hello", " there.")
+    )
     await box.start()
     box_entry, box_agent = await async_add_server(
         hass, box.url, "small", options=options
@@ -116,35 +153,20 @@ async def measure(
         hass, stand_in.url, "big", fallbacks=[box_entry], options=options
     )
     health = stand_in_entry.runtime_data.health
-    port = stand_in.port
-
-    async def stopped(known: bool) -> float:
-        """The primary stopped; the health check told of it, or not yet."""
-        await health.async_check()
-        await stand_in.stop()
-        if known:
-            await health.async_check()
-        assert health.reachable is not known
-        seconds = await first_delta(hass, stand_in_agent)
-        await stand_in.start(port)
-        return seconds
-
-    async def silent() -> float:
-        await health.async_check()
-        stand_in.script = [text_reply("too late", delay=60)]
-        stand_in.health_silent = True
-        try:
-            return await first_delta(hass, stand_in_agent)
-        finally:
-            stand_in.health_silent = False
 
     rows: dict[str, Callable[[], Awaitable[float]]] = {
         "primary healthy (baseline)": lambda: first_delta(hass, healthy_agent),
         "real fallback asked directly": lambda: first_delta(hass, fallback_agent),
         "stand-in fallback asked directly": lambda: first_delta(hass, box_agent),
-        "primary down, known down": lambda: stopped(known=True),
-        "primary refusing, not yet known": lambda: stopped(known=False),
-        "primary silent (accepts, no headers)": silent,
+        "primary down, known down": lambda: stopped(
+            hass, stand_in, health, stand_in_agent, known=True
+        ),
+        "primary refusing, not yet known": lambda: stopped(
+            hass, stand_in, health, stand_in_agent, known=False
+        ),
+        "primary silent (accepts, no headers)": lambda: silent(
+            hass, stand_in, health, stand_in_agent
+        ),
     }
     seconds = await run_rows(rows, runs)
     await stand_in.stop()

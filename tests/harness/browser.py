@@ -161,6 +161,19 @@ def phone(base_url: str, tokens: dict[str, Any], dark: bool) -> Iterator[Page]:
                 "mobile": True,
             },
         )
+        # The system's colour scheme too: Home Assistant's default theme
+        # follows it wherever the stored choice is not read yet.
+        driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia",
+            {
+                "features": [
+                    {
+                        "name": "prefers-color-scheme",
+                        "value": "dark" if dark else "light",
+                    }
+                ]
+            },
+        )
         page = Page(driver, base_url)
         page.log_in(tokens)
         driver.execute_script(

@@ -87,10 +87,11 @@ def folder_of(hass: HomeAssistant) -> Path:
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """The config folder's files, but the database the integration writes to."""
     return {
         path.relative_to(folder).as_posix(): (path.read_bytes(), path.stat().st_mode)
         for path in sorted(folder.rglob("*"))
-        if path.is_file()
+        if path.is_file() and not path.name.startswith("assistant.db")
     }
 
 
