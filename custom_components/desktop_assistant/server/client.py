@@ -125,20 +125,19 @@ class LlamaServerClient:
             raise ServerTimeout from err
         return _model_ids(_json_body(text))
 
-    async def async_get_json(self, path: str) -> Any:
+    async def async_get_json(self, path: str, within: float | None = None) -> Any:
         """GET one of llama-server's own endpoints (/health, /props) as JSON.
 
-        Raises ServerUnavailable when it is down, silent for the connect
-        timeout or loading (503); InvalidAuth or NotOpenAICompatible when it
-        answers otherwise than llama-server.
+        Raises ServerUnavailable when it is down, silent for `within` seconds
+        (the connect timeout unless given) or loading (503); InvalidAuth or
+        NotOpenAICompatible when it answers otherwise than llama-server.
         """
+        within = self.connect_timeout if within is None else within
         try:
-            async with asyncio.timeout(self.connect_timeout):
+            async with asyncio.timeout(within):
                 text = await self._async_get_text(f"{self.base_url}{path}")
         except TimeoutError as err:
-            raise ServerUnavailable(
-                f"no answer within {self.connect_timeout:g} s"
-            ) from err
+            raise ServerUnavailable(f"no answer within {within:g} s") from err
         return _json_body(text)
 
     async def _async_get_text(self, url: str) -> str:
@@ -217,14 +216,22 @@ class LlamaServerClient:
         """
         task = asyncio.current_task()
         assert task is not None
-        alive = asyncio.ensure_future(self._async_answers_health())
+        loop = asyncio.get_running_loop()
+        # Asked only of a request still without headers halfway through the
+        # connect timeout, and answered by its end.
+        half = self.connect_timeout / 2
+        alive: asyncio.Future[bool] | None = None
         waiting, silent = True, False
+
+        def ask_health() -> None:
+            nonlocal alive
+            alive = asyncio.ensure_future(self._async_answers_health(half))
 
         def give_up(_: object = None) -> None:
             # Called once the connect timeout passed, and again when the
             # health check ends if it had not yet.
             nonlocal silent
-            if not waiting:
+            if not waiting or alive is None:
                 return
             if not alive.done():
                 alive.add_done_callback(give_up)
@@ -232,7 +239,7 @@ class LlamaServerClient:
                 silent = True
                 task.cancel()
 
-        timer = asyncio.get_running_loop().call_later(self.connect_timeout, give_up)
+        timers = (loop.call_later(half, ask_health), loop.call_later(2 * half, give_up))
         try:
             # Awaited in this task: the stream is read as soon as it starts.
             response = await self._async_post("chat/completions", payload, limits)
@@ -246,21 +253,23 @@ class LlamaServerClient:
             raise ServerUnavailable(without_credentials(str(err))) from err
         finally:
             waiting = False
-            timer.cancel()
-            alive.cancel()
+            for timer in timers:
+                timer.cancel()
+            if alive is not None:
+                alive.cancel()
         if response.status == 503:
             response.release()
             raise ServerUnavailable("HTTP 503: the model is loading")
         return response
 
-    async def _async_answers_health(self) -> bool:
-        """Whether the server answers `GET /health` within the connect timeout.
+    async def _async_answers_health(self, within: float) -> bool:
+        """Whether the server answers `GET /health` within `within` seconds.
 
         A server without llama-server's endpoint (a proxy) answers otherwise,
         which counts as alive: only silence, a refusal or a 503 do not.
         """
         try:
-            await self.async_get_json("/health")
+            await self.async_get_json("/health", within)
         except ServerUnavailable:
             return False
         except LlamaServerError:
