@@ -29,7 +29,6 @@ from .const import (
 from .runtime import DATA_CONFIRMATIONS, DesktopAssistantConfigEntry
 from .server.client import LlamaServerError
 from .server.credentials import without_credentials
-from .server.failover import async_route
 from .server.request import chat_payload
 from .server.stream import Answer, Delta
 from .text import model_name
@@ -99,15 +98,13 @@ class DesktopAssistantEntity(Entity):
     ) -> None:
         """Answer the question in the chat log, running tool rounds as asked.
 
+        The turn's route (which servers, in order) is chosen by the caller.
         After `tool_rounds` rounds one more request goes without tools, which
         makes the model answer in text.
         """
+        assert turn.route is not None
         options = self.options
         turn.deadline = self.hass.loop.time() + float(options[CONF_TURN_TIMEOUT])
-        if turn.route is None:
-            turn.route = async_route(
-                self.hass, self.entry, options, chat_log.conversation_id
-            )
         tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
         offered = {tool["function"]["name"] for tool in tools}
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
