@@ -16,7 +16,7 @@ _WORD: Final = re.compile(r"\w+")
 
 
 def fold(text: str) -> str:
-    """Return `text` without accents and case; spaces and length stay as they are."""
+    """Return `text` without accents and case; its spaces stay as they are."""
     decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(char for char in decomposed if not unicodedata.combining(char))
     return bare.casefold()
