@@ -274,7 +274,8 @@ async def test_scheduled_retention_is_recorded(
     now = dt_util.now()
     four = now.replace(hour=4, minute=0, second=0, microsecond=0)
     async_fire_time_changed(hass, four if four > now else four + timedelta(days=1))
-    await hass.async_block_till_done()
+    # Time-change jobs run as background tasks.
+    await hass.async_block_till_done(wait_background_tasks=True)
     # The run's end is written on the store's thread: wait for it (bounded).
     for _ in range(200):
         runs = await retention_runs(client)
