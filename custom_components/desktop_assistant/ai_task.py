@@ -57,7 +57,7 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
             )
         except GenerationError as err:
             # One translated sentence per kind: unavailable, refused,
-            # invalid_output, timeout, cancelled, failed.
+            # invalid_output, timeout, cancelled.
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
                 translation_key=f"generation_{err.kind}",

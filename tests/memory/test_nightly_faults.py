@@ -192,6 +192,7 @@ async def test_a_run_that_keeps_failing_raises_a_repairs_issue(
     issue = issues.async_get_issue(DOMAIN, "nightly_failing")
     assert issue is not None
     assert issue.translation_placeholders == {"runs": "3", "outcome": "invalid_output"}
+    assert issue.learn_more_url == "/desktop-assistant/nightly"
     await memory_of(hass).async_remember("Anouk", "Plays the cello")
     agent.server.script = [answer(NO_PLAN)]
     assert (await run(hass))["outcome"] == "ok"

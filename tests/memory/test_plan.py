@@ -16,7 +16,7 @@ from custom_components.desktop_assistant.memory.plan import (
     refusal_text,
 )
 from custom_components.desktop_assistant.server.generate import (
-    InvalidOutput,
+    GenerationError,
     parse_structured,
 )
 
@@ -195,8 +195,9 @@ def test_plan_json_is_parsed_and_validated() -> None:
     assert parse_plan(data) == Plan(
         rewrites=(Rewrite("Anouk", "T", (Dropped("- x", "old"),)),)
     )
-    with pytest.raises(InvalidOutput):
+    with pytest.raises(GenerationError) as caught:
         parse_structured('{"rewrite": [], "create": []}', PLAN_SCHEMA)
+    assert caught.value.kind == "invalid_output"
 
 
 ALLERGY = PageState("Mila", "- 2026-11-02: Allergic to peanuts\n", revision=4)

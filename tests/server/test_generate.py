@@ -11,12 +11,8 @@ import pytest
 from custom_components.desktop_assistant.server.activity import ServerActivity
 from custom_components.desktop_assistant.server.client import LlamaServerClient
 from custom_components.desktop_assistant.server.generate import (
-    GenerationCancelled,
-    GenerationRefused,
-    GenerationTimeout,
-    GenerationUnavailable,
+    GenerationError,
     Generator,
-    InvalidOutput,
 )
 from tests.harness.llama_server import (
     MODEL_ID,
@@ -104,7 +100,7 @@ async def test_invalid_output_is_a_typed_failure_without_retry(
     hass: HomeAssistant, llama_server: LlamaServerStandIn, answer: str, message: str
 ) -> None:
     llama_server.script = [text_reply(answer)]
-    with pytest.raises(InvalidOutput, match=message) as caught:
+    with pytest.raises(GenerationError, match=message) as caught:
         await generator(hass, llama_server.url).async_generate(
             MESSAGES, structure=BIRTHDAY
         )
@@ -124,10 +120,11 @@ async def test_answer_cut_at_max_tokens_is_invalid_output(
             ]
         )
     ]
-    with pytest.raises(InvalidOutput, match="cut at 8 tokens"):
+    with pytest.raises(GenerationError, match="cut at 8 tokens") as caught:
         await generator(hass, llama_server.url).async_generate(
             MESSAGES, structure=BIRTHDAY, max_tokens=8
         )
+    assert caught.value.kind == "invalid_output"
 
 
 async def test_busy_server_is_retried(
@@ -145,7 +142,7 @@ async def test_busy_server_gives_up_after_the_retries(
     hass: HomeAssistant, llama_server: LlamaServerStandIn
 ) -> None:
     llama_server.script = [busy(), busy(), busy(), text_reply("never read")]
-    with pytest.raises(GenerationUnavailable, match="3 attempts") as caught:
+    with pytest.raises(GenerationError, match="3 attempts") as caught:
         await generator(hass, llama_server.url).async_generate(MESSAGES)
     assert caught.value.kind == "unavailable"
     assert len(llama_server.chat_requests) == 3
@@ -174,7 +171,7 @@ async def test_refused_request_is_not_retried(
         ),
         text_reply("never read"),
     ]
-    with pytest.raises(GenerationRefused, match="schema conversion failed") as caught:
+    with pytest.raises(GenerationError, match="schema conversion failed") as caught:
         await generator(hass, llama_server.url).async_generate(
             MESSAGES, structure=BIRTHDAY
         )
@@ -187,7 +184,7 @@ async def test_refused_key_is_refused_without_retry(
 ) -> None:
     llama_server.api_key = "the-right-key"
     llama_server.script = [text_reply("never read")]
-    with pytest.raises(GenerationRefused, match="refused the API key") as caught:
+    with pytest.raises(GenerationError, match="refused the API key") as caught:
         await generator(hass, llama_server.url).async_generate(MESSAGES)
     assert caught.value.kind == "refused"
     assert len(llama_server.chat_requests) == 1
@@ -196,15 +193,18 @@ async def test_refused_key_is_refused_without_retry(
 async def test_unreachable_server_is_unavailable(
     hass: HomeAssistant, socket_enabled: None
 ) -> None:
-    with pytest.raises(GenerationUnavailable, match=r"ServerUnavailable.*3 attempts"):
+    with pytest.raises(
+        GenerationError, match=r"ServerUnavailable.*3 attempts"
+    ) as caught:
         await generator(hass, closed_port_url()).async_generate(MESSAGES)
+    assert caught.value.kind == "unavailable"
 
 
 async def test_slow_attempt_times_out(
     hass: HomeAssistant, llama_server: LlamaServerStandIn
 ) -> None:
     llama_server.script = [text_reply("late", delay=5)]
-    with pytest.raises(GenerationTimeout) as caught:
+    with pytest.raises(GenerationError) as caught:
         await generator(hass, llama_server.url, attempt_timeout=0.2).async_generate(
             MESSAGES
         )
@@ -221,8 +221,9 @@ async def test_cancel_withdraws_the_request(
     )
     await asyncio.wait_for(llama_server.chat_received.wait(), 2)
     cancel.set()
-    with pytest.raises(GenerationCancelled):
+    with pytest.raises(GenerationError) as caught:
         await asyncio.wait_for(call, 2)
+    assert caught.value.kind == "cancelled"
 
 
 async def test_conversation_goes_first(

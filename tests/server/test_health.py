@@ -94,6 +94,8 @@ async def test_no_server_for_ten_minutes_raises_an_issue_until_one_answers(
     assert issue is not None
     assert issue.translation_key == "no_server"
     assert issue.translation_placeholders["agent"] == "big"
+    # Its card links to the panel's Servers page.
+    assert issue.learn_more_url == "/desktop-assistant/servers"
 
     await llama_server.start(port)
     await async_wait_for_health(hass, entry.runtime_data.health, True, pause=0)

@@ -23,7 +23,10 @@ from custom_components.desktop_assistant.const import (
 )
 from custom_components.desktop_assistant.memory.plan import PLAN_SCHEMA
 from custom_components.desktop_assistant.server.client import LlamaServerClient
-from custom_components.desktop_assistant.server.generate import Generator, InvalidOutput
+from custom_components.desktop_assistant.server.generate import (
+    GenerationError,
+    Generator,
+)
 from tests.harness.real_engines import RealLlamaServer, start_llama_server
 
 # Every value is bounded (enums, booleans), so the random model must end.
@@ -101,11 +104,12 @@ async def test_generator_gets_schema_valid_json(
     assert generation.data["answer"] in {"yes", "no"}
     assert generation.timings["prompt_n"] > 0
     # llama-server accepts the plan's schema (a refused schema would be an
-    # HTTP 400, GenerationUnavailable); the random model's plan is cut short.
-    with pytest.raises(InvalidOutput, match="cut at 8 tokens"):
+    # HTTP 400, kind "refused"); the random model's plan is cut short.
+    with pytest.raises(GenerationError, match="cut at 8 tokens") as caught:
         await generator.async_generate(
             [{"role": "user", "content": "Plan."}],
             structure=PLAN_SCHEMA,
             max_tokens=8,
             name="plan",
         )
+    assert caught.value.kind == "invalid_output"

@@ -23,7 +23,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
-from ..const import DOMAIN, SUBENTRY_AI_TASK
+from ..const import DOMAIN, PANEL_URL_PATH, SUBENTRY_AI_TASK
 from ..record import database
 from ..runtime import DATA_RECORD
 from ..server.activity import async_get_activity
@@ -205,6 +205,8 @@ class NightlyPass:
             self.hass,
             DOMAIN,
             ISSUE_FAILING,
+            # The panel's Nightly page lists the runs and why each failed.
+            learn_more_url=f"/{PANEL_URL_PATH}/nightly",
             is_fixable=False,
             severity=ir.IssueSeverity.WARNING,
             translation_key=ISSUE_FAILING,

@@ -9,7 +9,7 @@ Assistant import.
 from dataclasses import dataclass, field
 import json
 import sqlite3
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from .errors import PageError
 from .page import get_page
@@ -86,11 +86,14 @@ def record_note(
 ) -> None:
     """Add a note extraction wrote to the run's change of that page."""
     page = get_page(connection, page_id)
-    row = connection.execute(
-        "SELECT id, sources FROM nightly_run_pages "
-        "WHERE run = ? AND page = ? AND action = 'notes'",
-        (run, page_id),
-    ).fetchone()
+    row = next(
+        (
+            row
+            for row in _page_changes(connection, run, page_id)
+            if row.action == "notes"
+        ),
+        None,
+    )
     if row is None:
         record_change(
             connection,
@@ -107,14 +110,39 @@ def record_note(
             ),
         )
         return
-    sources = json.loads(row[1])
+    sources = json.loads(row.sources)
     if source not in sources:
         sources.append(source)
     connection.execute(
         "UPDATE nightly_run_pages SET after_text = ?, after_revision = ?, "
         "sources = ? WHERE id = ?",
-        (page.text, page.revision, json.dumps(sources), row[0]),
+        (page.text, page.revision, json.dumps(sources), row.id),
     )
+
+
+class _ChangeRow(NamedTuple):
+    """A row of nightly_run_pages, as reverting and adding notes read it."""
+
+    id: int
+    action: str
+    before_text: str | None
+    after_revision: int | None
+    sources: str
+    absorbed: str | None
+
+
+def _page_changes(
+    connection: sqlite3.Connection, run: int, page_id: int
+) -> list[_ChangeRow]:
+    """What a run did to one page, in the order it did it."""
+    return [
+        _ChangeRow(*row)
+        for row in connection.execute(
+            "SELECT id, action, before_text, after_revision, sources, absorbed "
+            "FROM nightly_run_pages WHERE run = ? AND page = ? ORDER BY id",
+            (run, page_id),
+        )
+    ]
 
 
 def insert_run(connection: sqlite3.Connection, trigger: str, now: float) -> int:
@@ -239,26 +267,24 @@ def revert_page(
     A page edited after the run is left alone and reported `edited_since`.
     Reverting a merge brings the absorbed page back with its names.
     """
-    row = connection.execute(
-        "SELECT action, before_text, after_revision, absorbed FROM nightly_run_pages "
-        "WHERE run = ? AND page = ?",
-        (run, page_id),
-    ).fetchone()
-    if row is None:
+    changes = _page_changes(connection, run, page_id)
+    if not changes:
         raise PageError("not_found", f"run {run} did not change page {page_id}")
-    action, before_text, after_revision, absorbed_json = row
+    change = changes[0]
     page = get_page(connection, page_id)
-    if page.revision != after_revision or page.deleted_at is not None:
+    if page.revision != change.after_revision or page.deleted_at is not None:
         raise PageError(
             "edited_since",
             f"the page {page.name!r} changed after the run; restore it from its "
             "history instead",
         )
-    if action == "create":
+    if change.action == "create":
         delete_page(connection, page_id, now)
         return {"page_id": page_id, "reverted": "deleted"}
     absorbed = (
-        json.loads(absorbed_json) if action == "merge" and absorbed_json else None
+        json.loads(change.absorbed)
+        if change.action == "merge" and change.absorbed
+        else None
     )
     if absorbed is not None:
         _check_absorbed_exists(connection, absorbed)
@@ -267,7 +293,7 @@ def revert_page(
         page_id,
         now,
         "person",
-        text=before_text or "",
+        text=change.before_text or "",
         aliases=None if absorbed is None else absorbed["before_aliases"],
         run=run,
         note="revert",

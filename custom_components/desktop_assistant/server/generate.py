@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, Literal
 
 from homeassistant.helpers import llm
 import probatio as vol
@@ -48,40 +48,22 @@ ANSWER_CHARS_PER_TOKEN = 8 * CHARS_PER_TOKEN
 BUSY = 503
 
 
+# How generating failed: the server could not be reached or stayed busy
+# through the retries; it answered the request with an error; the answer was
+# not what was asked for (not JSON, wrong shape, cut); an attempt took longer
+# than allowed; the caller withdrew the request.
+type GenerationKind = Literal[
+    "unavailable", "refused", "invalid_output", "timeout", "cancelled"
+]
+
+
 class GenerationError(Exception):
-    """Generating failed; `kind` says how, for logs and callers."""
+    """Generating failed; `kind` says how, for logs, callers and their messages."""
 
-    kind = "failed"
-
-
-class GenerationUnavailable(GenerationError):
-    """The server could not be reached, or stayed busy through the retries."""
-
-    kind = "unavailable"
-
-
-class GenerationRefused(GenerationError):
-    """The server answered the request with an error; the message says which."""
-
-    kind = "refused"
-
-
-class InvalidOutput(GenerationError):
-    """The model's answer was not what was asked for (not JSON, wrong shape, cut)."""
-
-    kind = "invalid_output"
-
-
-class GenerationTimeout(GenerationError):
-    """An attempt took longer than allowed."""
-
-    kind = "timeout"
-
-
-class GenerationCancelled(GenerationError):
-    """The caller withdrew the request before it finished."""
-
-    kind = "cancelled"
+    def __init__(self, kind: GenerationKind, message: str) -> None:
+        """Keep the kind beside the message."""
+        super().__init__(message)
+        self.kind = kind
 
 
 # Faults worth another attempt: the request may not have reached the model,
@@ -136,7 +118,7 @@ class Generator:
     ) -> Generation:
         """Return the model's answer: text, or data valid for `structure`.
 
-        Raises a GenerationError subclass; faults of the connection are tried
+        Raises a GenerationError; faults of the connection are tried
         again `retries` times, `retry_wait` seconds apart and doubling.
         """
         response_format = None
@@ -202,25 +184,29 @@ class Generator:
         """Stream one answer; the whole attempt is bounded by `attempt_timeout`."""
         answer = Answer()
         pieces: list[str] = []
-        stops: list[tuple[asyncio.Event, type[Exception]]] = []
+        stops: list[tuple[asyncio.Event, Callable[[str], Exception]]] = []
         if cancel is not None:
-            stops.append((cancel, GenerationCancelled))
+            stops.append((cancel, _cancelled))
         if self.yield_to is not None:
             stops.append((self.yield_to.busy, _Interrupted))
         try:
             async with asyncio.timeout(self.attempt_timeout):
                 await _race(self._async_read(payload, answer, pieces), stops)
         except TimeoutError as err:
-            raise GenerationTimeout(
-                f"no full answer within {self.attempt_timeout:g} s"
+            raise GenerationError(
+                "timeout", f"no full answer within {self.attempt_timeout:g} s"
             ) from err
         except ServerTimeout as err:
-            raise GenerationTimeout(str(err)) from err
+            raise GenerationError("timeout", str(err)) from err
         if answer.finish_reason == "length":
-            raise InvalidOutput(f"the answer was cut at {payload['max_tokens']} tokens")
+            raise GenerationError(
+                "invalid_output",
+                f"the answer was cut at {payload['max_tokens']} tokens",
+            )
         if not pieces and answer.malformed:
-            raise InvalidOutput(
-                f"the answer held {answer.malformed} malformed parts and no text"
+            raise GenerationError(
+                "invalid_output",
+                f"the answer held {answer.malformed} malformed parts and no text",
             )
         return _Reply("".join(pieces), answer.timings)
 
@@ -238,9 +224,10 @@ class Generator:
                 if text := delta.get("content"):
                     size += len(text)
                     if size > limit:
-                        raise InvalidOutput(
+                        raise GenerationError(
+                            "invalid_output",
                             f"the answer is over {limit} characters, more than "
-                            f"{payload['max_tokens']} tokens can hold"
+                            f"{payload['max_tokens']} tokens can hold",
                         )
                     pieces.append(text)
 
@@ -257,19 +244,27 @@ def _generation_error(err: LlamaServerError, attempts: int) -> GenerationError:
     message = without_credentials(str(err))
     tried = f" ({attempts} attempts)" if attempts > 1 else ""
     if isinstance(err, ServerFailed) and err.status != BUSY:
-        return GenerationRefused(f"llama-server refused the request: {message}{tried}")
+        return GenerationError(
+            "refused", f"llama-server refused the request: {message}{tried}"
+        )
     if isinstance(err, InvalidAuth):
-        return GenerationRefused("llama-server refused the API key")
+        return GenerationError("refused", "llama-server refused the API key")
     if isinstance(err, ServerFailed):
-        return GenerationUnavailable(f"{message}{tried}")
-    return GenerationUnavailable(f"{type(err).__name__}: {message}{tried}")
+        return GenerationError("unavailable", f"{message}{tried}")
+    return GenerationError("unavailable", f"{type(err).__name__}: {message}{tried}")
+
+
+def _cancelled(message: str) -> GenerationError:
+    return GenerationError("cancelled", message)
 
 
 class _Interrupted(Exception):
     """A conversation started while a yielding request was in flight."""
 
 
-async def _race(work: Any, stops: list[tuple[asyncio.Event, type[Exception]]]) -> None:
+async def _race(
+    work: Any, stops: list[tuple[asyncio.Event, Callable[[str], Exception]]]
+) -> None:
     """Await `work`, abandoning it with the matching error when an event is set.
 
     Abandoning closes the HTTP stream, which makes llama-server stop
@@ -300,19 +295,19 @@ async def _race(work: Any, stops: list[tuple[asyncio.Event, type[Exception]]]) -
 
 
 async def _wait_or_cancel(event: asyncio.Event, cancel: asyncio.Event | None) -> None:
-    """Wait for `event`, raising GenerationCancelled if `cancel` comes first."""
+    """Wait for `event`; a `cancel` that comes first is a cancelled GenerationError."""
     if cancel is None:
         await event.wait()
         return
-    await _race(event.wait(), [(cancel, GenerationCancelled)])
+    await _race(event.wait(), [(cancel, _cancelled)])
 
 
 async def _sleep_or_cancel(seconds: float, cancel: asyncio.Event | None) -> None:
-    """Sleep before a retry, raising GenerationCancelled if `cancel` comes first."""
+    """Sleep before a retry; a `cancel` that comes first cancels it."""
     if cancel is None:
         await asyncio.sleep(seconds)
         return
-    await _race(asyncio.sleep(seconds), [(cancel, GenerationCancelled)])
+    await _race(asyncio.sleep(seconds), [(cancel, _cancelled)])
 
 
 def json_schema(structure: vol.Schema) -> dict[str, Any]:
@@ -327,19 +322,24 @@ def json_schema(structure: vol.Schema) -> dict[str, Any]:
 
 
 def parse_structured(text: str, structure: vol.Schema | Callable[[Any], Any]) -> Any:
-    """Return the answer's JSON, valid for `structure`, or raise InvalidOutput."""
+    """Return the answer's JSON, valid for `structure`; else invalid_output."""
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as err:
         # RecursionError: thousands of nested brackets.
-        raise InvalidOutput(f"the answer is not JSON ({err}): {text[:200]!r}") from err
+        raise GenerationError(
+            "invalid_output", f"the answer is not JSON ({err}): {text[:200]!r}"
+        ) from err
     try:
         return structure(data)
     except vol.Invalid as err:
-        raise InvalidOutput(f"the answer does not match the schema: {err}") from err
+        raise GenerationError(
+            "invalid_output", f"the answer does not match the schema: {err}"
+        ) from err
     except (TypeError, AttributeError, ValueError, RecursionError) as err:
         # A selector's validator given a value of another type (a number
         # where a `trigger` selector expects a list) raises these.
-        raise InvalidOutput(
-            f"the answer does not match the schema: {type(err).__name__}: {err}"
+        raise GenerationError(
+            "invalid_output",
+            f"the answer does not match the schema: {type(err).__name__}: {err}",
         ) from err

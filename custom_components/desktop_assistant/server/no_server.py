@@ -9,7 +9,12 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.event import async_call_later
 
-from ..const import CONF_FALLBACK_SERVERS, DOMAIN, NO_SERVER_ISSUE_AFTER
+from ..const import (
+    CONF_FALLBACK_SERVERS,
+    DOMAIN,
+    NO_SERVER_ISSUE_AFTER,
+    PANEL_URL_PATH,
+)
 from ..runtime import DesktopAssistantConfigEntry
 from .failover import Server, loaded_fallbacks
 from .health import SIGNAL_HEALTH
@@ -78,6 +83,8 @@ class NoServerWatch:
             is_fixable=False,
             severity=ir.IssueSeverity.WARNING,
             translation_key="no_server",
+            # The panel's Servers page shows each server's health and a Wake button.
+            learn_more_url=f"/{PANEL_URL_PATH}/servers",
             translation_placeholders={
                 "agent": self.subentry.title,
                 "server": self.entry.title,
