@@ -3,7 +3,8 @@
 - no import cycle inside the integration (imports for type checking only
   are left out: they never run);
 - `tools/` imports nothing of Home Assistant (it is a plain-Python library
-  with a command line of its own);
+  with a command line of its own); of the package, only `text.py`, which
+  imports nothing of either;
 - nothing outside `tests/` imports `tests`, except `tests.harness`.
 """
 
@@ -147,12 +148,24 @@ def test_tools_imports_nothing_of_home_assistant() -> None:
             or (
                 module.startswith(PACKAGE + ".")
                 and not module.startswith(PACKAGE + ".tools")
+                and module != PACKAGE + ".text"
             )
         )
         for path in python_files(tools)
     }
     assert len(offending) >= 5
     assert {module: found for module, found in offending.items() if found} == {}
+
+
+def test_text_imports_nothing_of_home_assistant_or_the_package() -> None:
+    """`tools/` may import `text.py` only while it stays plain Python."""
+    found = imported_modules(PACKAGE_DIR / "text.py", set())
+    assert "unicodedata" in found
+    assert {
+        module
+        for module in found
+        if module.split(".")[0] in {"homeassistant", "custom_components"}
+    } == set()
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,13 @@
 """How the integration reads words, for every feature: folding, words, stop words.
 
-Plain Python, no Home Assistant: the record's search, memory's names and
-recall, and the confirmation gate read text the same way. Folding drops case
+Plain Python, no Home Assistant and nothing else of the package, so that
+`tools/` may use it too: the record's search, memory's names and recall, the
+confirmation gate and the tool files' phrases read text the same way. Folding drops case
 and accents ("Sì" and "si" are one word); stop words are kept per language,
 for the six the assistant speaks.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 import re
 from typing import Any, Final
 import unicodedata
@@ -36,6 +37,25 @@ def language_code(language: str | None, default: str = "en") -> str:
     """Return the primary subtag of a language tag: "it-IT" and "it_IT" are "it"."""
     code = (language or "").replace("_", "-").split("-", 1)[0].lower()
     return code or default
+
+
+def for_language[T](table: Mapping[str, T], language: str | None) -> T | None:
+    """Return the entry of a table keyed by lower-case language tags, if any.
+
+    `en-US` finds `en-us`, else `en`, else any other `en-...` entry.
+    """
+    if not language or not table:
+        return None
+    wanted = language.lower().replace("_", "-")
+    if (entry := table.get(wanted)) is not None:
+        return entry
+    primary = language_code(wanted)
+    if (entry := table.get(primary)) is not None:
+        return entry
+    for tag, entry in table.items():
+        if language_code(tag) == primary:
+            return entry
+    return None
 
 
 def valid_unicode(text: str) -> str:

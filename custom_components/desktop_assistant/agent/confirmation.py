@@ -27,9 +27,8 @@ from homeassistant.helpers import chat_session
 from homeassistant.util import dt as dt_util
 
 from ..const import DEFAULT_CONFIRM_TIMEOUT
-from ..text import words
+from ..text import for_language, words
 from ..tools import ToolSpec
-from ..tools.spec import for_language
 
 _LOGGER = logging.getLogger(__name__)
 

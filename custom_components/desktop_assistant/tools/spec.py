@@ -6,6 +6,8 @@ from pathlib import Path
 import re
 from typing import Final
 
+from ..text import for_language
+
 # The one table of parameter types: the name a tool file and the model's JSON
 # schema use -> the Python type of the value the model is asked to send.
 PARAM_TYPES: Final[dict[str, type]] = {
@@ -109,25 +111,6 @@ class ToolFolder:
     def secrets(self) -> list[str]:
         """The [env] values no answer may show: all but the `shown` ones."""
         return [value for name, value in self.env.items() if name not in self.shown]
-
-
-def for_language[T](table: Mapping[str, T], language: str | None) -> T | None:
-    """Return the entry of a table keyed by lower-case language tags, if any.
-
-    `en-US` finds `en-us`, else `en`, else any other `en-...` entry.
-    """
-    if not language or not table:
-        return None
-    wanted = language.lower().replace("_", "-")
-    if (entry := table.get(wanted)) is not None:
-        return entry
-    primary = wanted.split("-", 1)[0]
-    if (entry := table.get(primary)) is not None:
-        return entry
-    for tag, entry in table.items():
-        if tag.split("-", 1)[0] == primary:
-            return entry
-    return None
 
 
 def camel_case(name: str) -> str:
