@@ -36,6 +36,7 @@ from homeassistant.helpers.selector import (
     TimeSelector,
 )
 import probatio as vol
+from yarl import URL
 
 from .agent.language import DETECTABLE_LANGUAGES
 from .const import (
@@ -165,6 +166,9 @@ async def _async_check_server(
         cv.url(url)
     except vol.Invalid:
         return [], {CONF_URL: "invalid_url"}
+    if api_key and URL(url).user is not None:
+        # aiohttp refuses a request that carries both.
+        return [], {CONF_API_KEY: "key_and_url_credentials"}
     client = LlamaServerClient(async_get_clientsession(hass), url, api_key)
     try:
         return await client.async_list_models(), {}

@@ -189,6 +189,30 @@ async def test_user_flow_invalid_url(hass: HomeAssistant, url: str) -> None:
     assert result["errors"] == {CONF_URL: "invalid_url"}
 
 
+async def test_user_flow_refuses_a_key_beside_credentials_in_the_url(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    # aiohttp cannot send both; the form says so before any request.
+    flow_id = await start_flow(hass)
+    url = llama_server.url.replace("://", "://ada:secret@", 1)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: url, CONF_API_KEY: API_KEY}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {CONF_API_KEY: "key_and_url_credentials"}
+    assert llama_server.requests == []
+
+    # The same URL without a key is checked and kept.
+    llama_server.api_key = None
+    result = await hass.config_entries.flow.async_configure(flow_id, {CONF_URL: url})
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"] == {CONF_URL: url}
+    # The check went out with the URL's credentials, as Basic auth.
+    check = llama_server.requests[0]
+    assert check.path == "/v1/models"
+    assert check.headers["Authorization"].startswith("Basic ")
+
+
 async def test_user_flow_same_url_aborts(
     hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
 ) -> None:
