@@ -22,6 +22,7 @@ from ..const import CONF_FALLBACK_SERVERS, CONF_PREFER_OWN_SERVER, DOMAIN
 from ..runtime import DATA_STICKY, DesktopAssistantConfigEntry, ServerRuntime
 from .client import LlamaServerClient, ServerUnavailable
 from .health import ServerHealth
+from .stream import timings_of
 
 # Conversations whose server is remembered; the oldest are forgotten first.
 MAX_STICKY = 1024
@@ -167,7 +168,7 @@ class Route:
                 async_sticky_servers(self.hass).set(
                     self.conversation_id, server.entry.entry_id
                 )
-        if chunk is not None and isinstance(timings := chunk.get("timings"), dict):
+        if chunk is not None and (timings := timings_of(chunk)) is not None:
             self.timings = timings
 
     @callback

@@ -50,7 +50,7 @@ class Answer:
         if not isinstance(chunk, Mapping):
             self.malformed += 1
             return deltas
-        if isinstance(timings := chunk.get("timings"), dict):
+        if (timings := timings_of(chunk)) is not None:
             self.timings.update(timings)
         choices = chunk.get("choices")
         if choices is None:
@@ -137,3 +137,9 @@ class Answer:
             call.arguments += arguments
         elif arguments is not None:
             call.decoded = arguments
+
+
+def timings_of(chunk: Mapping[str, Any]) -> dict[str, Any] | None:
+    """llama-server's timings (token counts and speeds) in a chunk, if it has them."""
+    timings = chunk.get("timings")
+    return timings if isinstance(timings, dict) else None
