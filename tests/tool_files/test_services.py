@@ -228,3 +228,29 @@ async def test_actions_and_issues_are_described(
         "run_tool": {"service": "mdi:tools"},
         "wake_server": {"service": "mdi:desktop-tower-monitor"},
     }
+
+
+async def test_tools_get_home_assistants_time_zone_beneath_env(
+    hass: HomeAssistant, tool_folder: Path, setup_integration: Setup
+) -> None:
+    # `date` and the example tools read times in TZ's zone: the household's.
+    write_tool(
+        tool_folder,
+        "zone",
+        """
+        description = "The time zone a tool sees."
+        command = ["printenv", "TZ"]
+        """,
+    )
+    await hass.config.async_update(time_zone="Pacific/Auckland")
+    await setup_integration()
+    assert await run_tool(hass, {"tool": "zone"}) == {"result": "Pacific/Auckland"}
+    # Read at each run: a zone changed in HA's settings counts at once.
+    await hass.config.async_update(time_zone="America/Lima")
+    assert await run_tool(hass, {"tool": "zone"}) == {"result": "America/Lima"}
+    # config.toml's [env] has the last word.
+    (tool_folder / "config.toml").write_text(
+        'shown = ["TZ"]\n[env]\nTZ = "Asia/Tokyo"\n'
+    )
+    await hass.services.async_call(DOMAIN, "reload", blocking=True)
+    assert await run_tool(hass, {"tool": "zone"}) == {"result": "Asia/Tokyo"}

@@ -26,7 +26,11 @@ ISSUE_NO_TOOLS_FOLDER = "no_tools_folder"
 
 async def async_setup_tools(hass: HomeAssistant) -> ToolRegistry:
     """Load the tools once, at integration setup, and share their registry."""
-    registry = ToolRegistry(ToolFolder(Path(hass.config.path(CONFIG_FOLDER))))
+    registry = ToolRegistry(
+        ToolFolder(Path(hass.config.path(CONFIG_FOLDER))),
+        # Read at each run: the zone may change while HA runs.
+        base_env=lambda: {"TZ": hass.config.time_zone},
+    )
     hass.data[DATA_TOOLS] = registry
     await async_load_tools(hass)
     return registry

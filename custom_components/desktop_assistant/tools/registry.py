@@ -40,8 +40,18 @@ class ToolRegistry:
     holds for every agent, intent and action together.
     """
 
-    def __init__(self, folder: ToolFolder) -> None:
+    def __init__(
+        self,
+        folder: ToolFolder,
+        base_env: Callable[[], Mapping[str, str]] | None = None,
+    ) -> None:
+        """Serve `folder`'s tools; `base_env` gives variables beneath its [env].
+
+        Home Assistant gives its time zone as TZ, so that `date` and the
+        example tools read times as the household does.
+        """
         self._folder = folder
+        self._base_env = base_env
         self._slots = asyncio.Semaphore(MAX_RUNNING)
         self._secrets: list[str] = []
         self._redactor = Redactor(folder.secrets)
@@ -149,7 +159,7 @@ class ToolRegistry:
             spec,
             values,
             tools_dir=self._folder.tools_dir,
-            env=self._folder.env,
+            env={**(self._base_env() if self._base_env else {}), **self._folder.env},
             slots=self._slots,
             redactor=redactor,
         )

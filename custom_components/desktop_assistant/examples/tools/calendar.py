@@ -10,7 +10,7 @@ calendar.py --test
 Environment:
   CALENDAR_DIR  the vdir: one folder per calendar holding .ics files
                 (default ~/.local/share/calendars)
-  TZ            the local time zone (default: the system's)
+  TZ            the local time zone (Home Assistant's; else the system's)
 
 Prints one line per event, sorted: `YYYY-MM-DD HH:MM summary` in local time
 or `YYYY-MM-DD all day summary`; an event longer than a day ends with

@@ -11,7 +11,7 @@ calendar_add.py TITLE START [DURATION] [CALENDAR]
 Environment:
   CALENDAR_DIR  the vdir: one folder per calendar holding .ics files
                 (default ~/.local/share/calendars)
-  TZ            the local time zone (default: the system's)
+  TZ            the local time zone (Home Assistant's; else the system's)
 
 Writes `<uid>.ics` with a UID, DTSTAMP and the start in the local zone (its
 VTIMEZONE included), through a temporary file renamed into place, so a sync

@@ -15,7 +15,7 @@ Environment:
   TOMTOM_API_KEY  key with the Search and Routing APIs enabled (required)
   TRAVEL_HOME     the origin when none is given (optional)
   TOMTOM_URL      the service, default https://api.tomtom.com
-  TZ              the local time zone (default: the system's)
+  TZ              the local time zone (Home Assistant's; else the system's)
   XDG_CACHE_HOME  place lookups are kept in desktop_assistant/travel-places.json
                   there (default ~/.cache): a match for 24 hours, a place not
                   found for 10 minutes. Routes are never kept: traffic changes.
