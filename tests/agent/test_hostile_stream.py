@@ -263,6 +263,10 @@ async def test_duplicate_call_ids_each_get_their_own_result(agent: Agent) -> Non
             "error: arguments are not usable JSON",
             id="integer-over-4300-digits",
         ),
+        # Python reads these as inf and nan; the next request could not
+        # carry them (JSON has no Infinity), and llama-server refuses it.
+        pytest.param('{"place": 1e999}', "error: arguments hold a number", id="1e999"),
+        pytest.param('{"place": NaN}', "error: arguments hold a number", id="NaN"),
     ],
 )
 async def test_hostile_arguments_go_back_to_the_model(
@@ -277,7 +281,15 @@ async def test_hostile_arguments_go_back_to_the_model(
     assert agent.weather.calls == []
     (content,) = tool_messages(agent.server.chat_requests[1]).values()
     assert content.startswith(error)
+    # The call is echoed in the next request as strict JSON.
+    (call,) = agent.server.chat_requests[1]["messages"][-2]["tool_calls"]
+    json.loads(call["function"]["arguments"], parse_constant=refuse_constant)
     await assert_next_question_works(agent, result.conversation_id)
+
+
+def refuse_constant(name: str) -> None:
+    """Strict JSON: Infinity, -Infinity and NaN are not JSON."""
+    raise AssertionError(f"{name} in a request")
 
 
 async def test_an_object_nested_300000_deep_is_unreadable(agent: Agent) -> None:

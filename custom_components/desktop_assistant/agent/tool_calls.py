@@ -69,6 +69,11 @@ def parse_tool_call(
         return {}, f"arguments must be a JSON object, got: {str(arguments)[:200]}"
     if nesting_depth(arguments) > MAX_ARGUMENT_DEPTH:
         return {}, "arguments nest too deeply"
+    try:
+        # The next request echoes the call, and JSON has no Infinity or NaN.
+        json.dumps(arguments, allow_nan=False)
+    except ValueError:
+        return {}, "arguments hold a number JSON cannot carry (too large, or NaN)"
     return arguments, None
 
 
