@@ -15,7 +15,7 @@ import sys
 from urllib.parse import urlparse
 
 from wyoming.error import Error
-from wyoming.event import Event
+from wyoming.event import Event, async_get_stdin
 from wyoming.server import (
     AsyncEventHandler,
     AsyncServer,
@@ -216,6 +216,25 @@ def zeroconf_advert(uri: str, name: str | None, program: str) -> WyomingAdvert |
     return WyomingAdvert(name or f"{program}-{socket.gethostname()}", host, parsed.port)
 
 
+async def _serve_stdio(handler_factory: HandlerFactory) -> None:
+    """One connection over stdin and stdout, until end of input or SIGTERM.
+
+    wyoming's stdio server reads the events itself, past the handler's size
+    limits; here the handler reads them, as over TCP.
+    """
+    reader = await async_get_stdin()
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    loop.add_signal_handler(signal.SIGTERM, reader.feed_eof)
+    try:
+        await handler_factory(reader, writer).run()
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 async def serve(
     uri: str,
     handler_factory: HandlerFactory,
@@ -229,8 +248,7 @@ async def serve(
 
     if isinstance(server, AsyncStdioServer):
         _LOGGER.info("serving on stdio")
-        # The stdio server stops at end of input and on SIGTERM by itself.
-        await server.run(handler_factory)
+        await _serve_stdio(handler_factory)
         return
 
     try:

@@ -2,6 +2,7 @@
 stand-in."""
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 import signal
@@ -269,6 +270,29 @@ async def test_stdio_transcribes(
     assert info.asr[0].name == "whisper-cpp"
     assert Transcript.from_event(event).text == "Accendi la luce in cucina."
     assert client.process is not None and client.process.returncode == 0
+    assert "Traceback" not in client.stderr
+
+
+async def test_stdio_refuses_an_oversized_event(
+    whisper_server: WhisperServerStandIn, tmp_path: Path
+) -> None:
+    # The same limits as over TCP: the header is answered, its 4 GB never read.
+    config = write_whisper_config(tmp_path, whisper_server.url)
+    argv = module_argv(MODULE, "--uri", "stdio://", "--config", str(config))
+    async with ProcessClient(argv, tmp_path / "stderr.log") as client:
+        assert client.process is not None and client.process.stdin is not None
+        client.process.stdin.write(
+            json.dumps(
+                {"type": "audio-chunk", "payload_length": 4_000_000_000}
+            ).encode()
+            + b"\n"
+        )
+        event = await client.read_event()
+    assert event is not None
+    assert Error.from_event(event) == Error(
+        text="payload_length 4000000000 is over the limit of 8388608", code="bad-event"
+    )
+    assert client.process.returncode == 0
     assert "Traceback" not in client.stderr
 
 
