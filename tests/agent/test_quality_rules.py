@@ -6,10 +6,10 @@ agent instead of breaking it; questions are answered concurrently.
 """
 
 import asyncio
+from collections.abc import Awaitable, Callable
 import json
 from pathlib import Path
 import re
-import time
 from typing import Any
 
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
@@ -109,11 +109,23 @@ async def test_an_llm_api_that_went_away_is_dropped(agent: Agent) -> None:
 
 
 async def test_questions_are_answered_concurrently(agent: Agent) -> None:
+    # Neither answer comes until both questions have reached the server:
+    # asked one after the other, the second would never be sent.
+    both_asked = asyncio.Event()
+
+    def answer_when_both_asked(text: str) -> Callable[[], Awaitable[Reply]]:
+        async def answer() -> Reply:
+            if len(agent.server.chat_requests) == 2:
+                both_asked.set()
+            await asyncio.wait_for(both_asked.wait(), 10)
+            return text_reply(text)
+
+        return answer
+
     agent.server.script = [
-        text_reply("One.", delay=0.6),
-        text_reply("Two.", delay=0.6),
+        answer_when_both_asked("One."),
+        answer_when_both_asked("Two."),
     ]
-    started = time.perf_counter()
     first, second = await asyncio.gather(agent.ask("1?"), agent.ask("2?"))
     assert {speech(first), speech(second)} == {"One.", "Two."}
-    assert time.perf_counter() - started < 1.1
+    assert both_asked.is_set()

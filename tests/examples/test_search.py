@@ -1,7 +1,5 @@
 """search.py against a SearXNG stand-in: results, none, json disabled, faults."""
 
-import time
-
 import pytest
 
 from tests.harness.ports import closed_port_url
@@ -68,14 +66,13 @@ async def test_instance_without_json_format(
 
 
 async def test_slow_instance(search: ExampleFolder, searxng: SearXNG) -> None:
-    searxng.delay = 5
+    # Far past the deadline: only the deadline can end the wait this soon.
+    searxng.delay = 60
     search.env["TOOL_WEB_TIMEOUT"] = "0.5"
-    started = time.monotonic()
 
     assert await search.run("search", {"query": "weather"}) == (
         "error: SearXNG did not answer within 0.5 s"
     )
-    assert time.monotonic() - started < 4
 
 
 async def test_answer_sent_a_byte_at_a_time_meets_the_deadline(
@@ -84,12 +81,10 @@ async def test_answer_sent_a_byte_at_a_time_meets_the_deadline(
     # Each byte comes well within a socket timeout; the answer never does.
     searxng.drip = 0.05
     search.env["TOOL_WEB_TIMEOUT"] = "1"
-    started = time.monotonic()
 
     assert await search.run("search", {"query": "weather"}) == (
         "error: SearXNG did not answer within 1 s"
     )
-    assert time.monotonic() - started < 4
     # The next question works.
     searxng.drip = 0
     assert await search.run("search", {"query": "weather"}) == (

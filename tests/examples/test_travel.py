@@ -4,7 +4,6 @@ from datetime import date, datetime, timedelta
 import importlib.util
 import json
 from pathlib import Path
-import time
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -166,14 +165,13 @@ async def test_refused_key_is_not_repeated(
 
 
 async def test_slow_service(travel: ExampleFolder, tomtom: TomTom) -> None:
-    tomtom.delay = 5
+    # Far past the deadline: only the deadline can end the wait this soon.
+    tomtom.delay = 60
     travel.env["TOOL_WEB_TIMEOUT"] = "0.5"
-    started = time.monotonic()
 
     assert await travel.run("travel", {"destination": "Schiphol"}) == (
         "error: TomTom did not answer within 0.5 s"
     )
-    assert time.monotonic() - started < 4
 
 
 @pytest.mark.parametrize(

@@ -215,14 +215,13 @@ async def test_rejected_key_is_not_repeated(
 
 
 async def test_slow_service(weather: ExampleFolder, owm: OpenWeatherMap) -> None:
-    owm.delay = 5
+    # Far past the deadline: only the deadline can end the wait this soon.
+    owm.delay = 60
     weather.env["TOOL_WEB_TIMEOUT"] = "0.5"
-    started = time.monotonic()
 
     assert await weather.run("weather", {"place": "Rome"}) == (
         "error: OpenWeatherMap did not answer within 0.5 s"
     )
-    assert time.monotonic() - started < 4
 
 
 async def test_unreachable_service(weather: ExampleFolder) -> None:
