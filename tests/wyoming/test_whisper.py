@@ -296,6 +296,20 @@ async def test_stdio_refuses_an_oversized_event(
     assert "Traceback" not in client.stderr
 
 
+async def test_sigterm_stops_the_stdio_server_cleanly(
+    whisper_server: WhisperServerStandIn, tmp_path: Path
+) -> None:
+    config = write_whisper_config(tmp_path, whisper_server.url)
+    argv = module_argv(MODULE, "--uri", "stdio://", "--config", str(config))
+    async with ProcessClient(argv, tmp_path / "stderr.log") as client:
+        await client.write_event(Describe().event())
+        await read_until(client, "info")
+        assert client.process is not None
+        client.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(client.process.wait(), 10) == 0
+    assert "Traceback" not in client.stderr
+
+
 async def test_sigterm_stops_the_server_cleanly(
     whisper_server: WhisperServerStandIn, tmp_path: Path
 ) -> None:
