@@ -98,6 +98,23 @@ class Page:
                 raise AssertionError(f"no element matches {selector!r}")
             time.sleep(0.1)
 
+    def click(self, selector: str, timeout: float = WAIT) -> None:
+        """Click the first element matching the selector, once it is there.
+
+        The panel redraws a list when its data comes: an element found a
+        moment before the click may be gone, and the click is not made; it
+        is made on the element drawn in its place.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.find(selector, timeout).click()
+                return
+            except StaleElementReferenceException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
     def find_all(self, selector: str) -> list[WebElement]:
         """Every element matching the selector now."""
         return self.driver.execute_script(DEEP_QUERY, selector, True)

@@ -81,9 +81,9 @@ def test_tools_page_install_try_it_and_history(
 ) -> None:
     page = open_panel(browser, home_assistant, admin_tokens, "/desktop-assistant/tools")
     # The folder was written after start: Reload reads it, Install adds the examples.
-    page.find("[data-action=reload-tools]").click()
+    page.click("[data-action=reload-tools]")
     page.find("[data-notice=reloaded]")
-    page.find("[data-action=install-examples]").click()
+    page.click("[data-action=install-examples]")
     notice = page.find("[data-notice=installed]").text
     assert "already there" in notice  # config.toml was kept
     page.find("[data-group=files] [data-tool=now]")
@@ -97,30 +97,30 @@ def test_tools_page_install_try_it_and_history(
     assert page.find("[data-group=assist]")
     # Markup in a tool file and in its answer stays text.
     assert "<img src=x" in page.find("[data-tool=hostile]").text
-    page.find("[data-tool=hostile]").click()
-    page.find("[data-field=try] [data-action=try]").click()
+    page.click("[data-tool=hostile]")
+    page.click("[data-field=try] [data-action=try]")
     assert "<script>" in page.find("[data-field=answer] [data-field=result]").text
     assert page.find_all("[data-detail=tool] img, [data-list=tools] img") == []
     assert browser.execute_script("return window.hostileRan === undefined")
     page.screenshot(artifacts / "tools.png")
 
     # Try `now`: its answer shows, and the run is in its history.
-    page.find("[data-group=files] [data-tool=now]").click()
+    page.click("[data-group=files] [data-tool=now]")
     page.wait_for(lambda: page.find("[data-field=tool-name]").text == "now")
-    page.find("[data-field=try] [data-action=try]").click()
+    page.click("[data-field=try] [data-action=try]")
     answer = page.find("[data-field=answer] [data-field=result]").text
     assert any(char.isdigit() for char in answer)
     page.find("[data-list=tool-runs] [data-run]")
 
     # A changing tool asks first; the second click runs it.
-    page.find("[data-group=files] [data-tool=shopping]").click()
+    page.click("[data-group=files] [data-tool=shopping]")
     page.wait_for(lambda: page.find("[data-field=tool-name]").text == "shopping")
     page.find("[data-param=item]").send_keys(f"milk {SECRET}")
-    page.find("[data-field=try] [data-action=try]").click()
+    page.click("[data-field=try] [data-action=try]")
     question = page.find("[data-warning=confirm]").text
     assert "Put milk" in question
     assert page.find_all("[data-list=tool-runs]") == []
-    page.find("[data-action=confirm-run]").click()
+    page.click("[data-action=confirm-run]")
     assert page.find("[data-field=answer] [data-field=result]").text == "added milk ***"
     arguments = page.find("[data-list=tool-runs] [data-field=arguments]").text
     assert SECRET not in arguments
@@ -129,9 +129,9 @@ def test_tools_page_install_try_it_and_history(
     page.screenshot(artifacts / "tools-try.png")
 
     # A wrong argument is a sentence; what was typed stays, the next run works.
-    page.find("[data-group=files] [data-tool=calendar_add]").click()
+    page.click("[data-group=files] [data-tool=calendar_add]")
     page.wait_for(lambda: page.find("[data-field=tool-name]").text == "calendar_add")
-    page.find("[data-field=try] [data-action=try]").click()
+    page.click("[data-field=try] [data-action=try]")
     page.find("[data-warning=confirm]")
     assert page.find_all("[data-list=tool-runs]") == []
 
@@ -146,13 +146,13 @@ def test_jobs_page_next_runs_and_run_now(
     page = open_panel(browser, home_assistant, admin_tokens, "/desktop-assistant/jobs")
     assert page.find("[data-job=nightly] [data-field=next-run]").text
     assert page.find("[data-job=retention] [data-field=next-run]").text
-    page.find("[data-job=retention]").click()
+    page.click("[data-job=retention]")
     page.wait_for(
         lambda: browser.current_url.endswith("/desktop-assistant/jobs/retention")
     )
     assert page.find("[data-detail=job] [data-field=schedule]").text
     before = len(page.find_all("[data-list=job-runs] [data-run]"))
-    page.find("[data-action=run-job]").click()
+    page.click("[data-action=run-job]")
     page.wait_for(
         lambda: len(page.find_all("[data-list=job-runs] [data-run]")) == before + 1,
         what="the new run",
@@ -161,7 +161,7 @@ def test_jobs_page_next_runs_and_run_now(
     assert "conversations deleted" in summary
     page.screenshot(artifacts / "jobs.png")
 
-    page.find("[data-job=nightly]").click()
+    page.click("[data-job=nightly]")
     page.find("[data-detail=job] [data-field=schedule]")
     assert "03:00" in page.find("[data-detail=job] [data-field=schedule]").text
 
@@ -222,12 +222,12 @@ def test_servers_page_reachable_and_unreachable(
                 f"[data-server='{asleep_server}'] [data-field=reachable]"
             ).get_attribute("data-reachable")
             == "no"
-            or (page.find("[data-tab=servers]").click() and False)
+            or (page.click("[data-tab=servers]") and False)
         ),
         what="the unreachable server",
     )
     assert down
-    page.find(f"[data-server='{integration}']").click()
+    page.click(f"[data-server='{integration}']")
     agents = page.find("[data-detail=server] [data-list=agents]").text
     assert "asks it first" in agents
     page.screenshot(artifacts / "servers.png")
@@ -315,9 +315,9 @@ def test_deep_links_back_forward_and_reload(
     )
 
     # From the list to a page and back.
-    page.find("[data-tab=memory]").click()
+    page.click("[data-tab=memory]")
     page.find("[data-detail=page] [data-hint]")
-    page.find("[data-list=pages] [data-page=Anouk]").click()
+    page.click("[data-list=pages] [data-page=Anouk]")
     page.wait_for(lambda: page.find("[data-field=page-name]").text == "Anouk")
     assert browser.current_url.endswith(
         f"/desktop-assistant/memory/{page_id(home_assistant, admin_tokens, 'Anouk')}"
@@ -418,12 +418,12 @@ def test_tools_on_a_phone_in_dark_mode(
             "arguments[0].scrollIntoView()", page.find("[data-tab=tools]")
         )
         page.screenshot(artifacts / "phone-tools-dark.png")
-        page.find("[data-detail=tool] [data-action=back-to-list]").click()
+        page.click("[data-detail=tool] [data-action=back-to-list]")
         page.wait_for(lambda: page.find("[data-list=tools]").is_displayed())
         assert page.find("[data-list=tools] [data-tool=echo]")
 
         # The conversation filters wrap within the screen.
-        page.find("[data-tab=conversations]").click()
+        page.click("[data-tab=conversations]")
         chips = page.find("[data-filter=device]").rect
         assert chips["x"] + chips["width"] <= PHONE_WIDTH
 
@@ -438,7 +438,7 @@ def test_memory_editor_keeps_its_labels_and_history_names_authors(
     page = open_panel(
         browser, home_assistant, admin_tokens, f"/desktop-assistant/memory/{anouk}"
     )
-    page.find("[data-detail=page] [data-action=edit]").click()
+    page.click("[data-detail=page] [data-action=edit]")
     # Filled fields keep their labels; the kind is a row of buttons.
     labels = [field.text.split("\n")[0] for field in page.find_all(".field")]
     assert labels[:4] == ["Name", "Kind", "Other names", "Text"]
@@ -447,14 +447,14 @@ def test_memory_editor_keeps_its_labels_and_history_names_authors(
     ]
     kinds = page.attributes("[data-filter=type] button", "data-value")
     assert kinds == ["person", "place", "project", "thing", "other"]
-    page.find("[data-filter=type] [data-value=place]").click()
+    page.click("[data-filter=type] [data-value=place]")
     assert page.attributes("[data-filter=type] [aria-pressed=true]", "data-value") == [
         "place"
     ]
-    page.find("[data-detail=page] [data-action=cancel]").click()
+    page.click("[data-detail=page] [data-action=cancel]")
 
     # The history says who wrote each version in words, never a bare "person".
-    page.find("[data-detail=page] [data-action=history]").click()
+    page.click("[data-detail=page] [data-action=history]")
     authors = [each.text for each in page.find_all("[data-field=author]")]
     assert authors
     assert all(author not in {"person", "remember", "nightly"} for author in authors)

@@ -54,26 +54,26 @@ def test_conversations_list_filter_search_open_delete(
     # Newest first, one page of 25, then the older ones on request.
     assert rows[:2] == ["film-night", "kitchen-weather"]
     assert len(rows) == 25
-    page.find("[data-action=more]").click()
+    page.click("[data-action=more]")
     page.wait_for(
         lambda: len(conversation_rows(page)) == FILLER + 2, what="the second page"
     )
 
     # Channel filter (buttons, not a native select); paging keeps it.
-    page.find("[data-filter=channel] [data-value=voice]").click()
+    page.click("[data-filter=channel] [data-value=voice]")
     page.wait_for(
         lambda: conversation_rows(page) == ["kitchen-weather"], what="voice only"
     )
     assert page.attributes(
         "[data-filter=channel] [aria-pressed=true]", "data-value"
     ) == ["voice"]
-    page.find("[data-filter=channel] [data-value='']").click()
+    page.click("[data-filter=channel] [data-value='']")
     # Device filter.
-    page.find("[data-filter=device] [data-value=satellite-kitchen]").click()
+    page.click("[data-filter=device] [data-value=satellite-kitchen]")
     page.wait_for(
         lambda: conversation_rows(page) == ["kitchen-weather"], what="kitchen only"
     )
-    page.find("[data-filter=device] [data-value='']").click()
+    page.click("[data-filter=device] [data-value='']")
     # Full-text search: an argument value finds it, a tool result does not.
     search = page.find("[data-field=query]")
     search.send_keys("utrecht\n")
@@ -90,7 +90,7 @@ def test_conversations_list_filter_search_open_delete(
     search.send_keys("\n")
     page.wait_for(lambda: len(conversation_rows(page)) == 25, what="all again")
     page.wait_for(
-        lambda: page.find("[data-conversation=kitchen-weather]").click() or True,
+        lambda: page.click("[data-conversation=kitchen-weather]") or True,
         what="a click on the kitchen conversation",
     )
 
@@ -106,7 +106,7 @@ def test_conversations_list_filter_search_open_delete(
     page.screenshot(artifacts / "conversations.png")
 
     # Someone deleted it elsewhere meanwhile: a sentence says so.
-    page.find("[data-conversation=filler-00]").click()
+    page.click("[data-conversation=filler-00]")
     page.find("[data-detail=conversation] [data-entry=user]")
     websocket(
         home_assistant,
@@ -114,19 +114,19 @@ def test_conversations_list_filter_search_open_delete(
         type="desktop_assistant/conversations/delete",
         conversation_id="filler-00",
     )
-    page.find("[data-action=delete]").click()
-    page.find(".modal [data-action=confirm]").click()
+    page.click("[data-action=delete]")
+    page.click(".modal [data-action=confirm]")
     assert "no longer there" in page.find(".error-bar").text
 
-    page.find("[data-conversation=film-night]").click()
+    page.click("[data-conversation=film-night]")
     page.find("[data-detail=conversation] [data-mark=interrupted]")
     assert "cut off" in page.find("[data-entry=fault]").text
     # Delete asks first; cancel keeps it, confirm removes it.
-    page.find("[data-action=delete]").click()
-    page.find("[data-action=cancel]").click()
+    page.click("[data-action=delete]")
+    page.click("[data-action=cancel]")
     assert "film-night" in conversation_rows(page)
-    page.find("[data-action=delete]").click()
-    page.find(".modal [data-action=confirm]").click()
+    page.click("[data-action=delete]")
+    page.click(".modal [data-action=confirm]")
     page.wait_for(
         lambda: "film-night" not in conversation_rows(page), what="the delete"
     )
@@ -157,7 +157,7 @@ def page_text(page: Page) -> str:
 
 
 def open_memory_page(page: Page, name: str) -> None:
-    page.find(f"[data-list=pages] [data-page='{name}']").click()
+    page.click(f"[data-list=pages] [data-page='{name}']")
     page.wait_for(
         lambda: page.find("[data-field=page-name]").text == name, what=f"page {name}"
     )
@@ -171,7 +171,7 @@ def test_memory_pages_links_edit_history_rename_delete(
     artifacts: Path,
 ) -> None:
     page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
-    page.find("[data-tab=memory]").click()
+    page.click("[data-tab=memory]")
     budget = page.find("[data-profile] [data-field=budget]").text
     assert "within budget" in budget
     assert "of 800 tokens" in budget
@@ -182,23 +182,23 @@ def test_memory_pages_links_edit_history_rename_delete(
     assert page.find("[data-field=page-text] strong").text == "strong"
     assert page.find("[data-backlink=Sara]")
     page.screenshot(artifacts / "memory.png")
-    page.find("[data-link=Sara]").click()
+    page.click("[data-link=Sara]")
     page.wait_for(lambda: page.find("[data-field=page-name]").text == "Sara")
-    page.find("[data-backlink=Anouk]").click()
+    page.click("[data-backlink=Anouk]")
     page.wait_for(lambda: page.find("[data-field=page-name]").text == "Anouk")
     dangling = page.find("[data-link=Utrecht]")
     assert "dangling" in dangling.get_attribute("class")
     dangling.click()
     assert page.find("[data-field=name]").get_attribute("value") == "Utrecht"
     page.find("[data-detail=page] [data-field=text]").send_keys("A city with canals.")
-    page.find("[data-action=save]").click()
+    page.click("[data-action=save]")
     page.wait_for(lambda: page.find("[data-field=page-name]").text == "Utrecht")
     assert "canals" in page_text(page)
     assert page.find("[data-backlink=Anouk]")
 
     # Edit while someone else changes the page: warned, nothing typed lost.
     open_memory_page(page, "Anouk")
-    page.find("[data-action=edit]").click()
+    page.click("[data-action=edit]")
     editor = page.find("[data-detail=page] [data-field=text]")
     editor.send_keys("\n- 2026-11-20: Moved to a new flat")
     current = page_named(home_assistant, admin_tokens, "Anouk")
@@ -210,55 +210,55 @@ def test_memory_pages_links_edit_history_rename_delete(
         base_revision=current["revision"],
         text=current["text"] + "- 2026-11-21: Someone else's note\n",
     )
-    page.find("[data-action=save]").click()
+    page.click("[data-action=save]")
     page.find("[data-warning=changed]")
     assert "Moved to a new flat" in page.find(
         "[data-detail=page] [data-field=text]"
     ).get_attribute("value")
-    page.find("[data-action=overwrite]").click()
+    page.click("[data-action=overwrite]")
     page.wait_for(lambda: "Moved to a new flat" in page_text(page), what="overwrite")
     assert "Someone else's note" not in page_text(page)
 
     # History: a diff per revision, and an earlier version restored.
-    page.find("[data-action=history]").click()
+    page.click("[data-action=history]")
     page.wait_for(lambda: page.find_all("[data-revision] .diff-line.added"))
     added = [line.text for line in page.find_all("[data-revision] .diff-line.added")]
     assert any("Moved to a new flat" in line for line in added)
     assert any("Someone else's note" in line for line in added)
-    page.find("[data-action=restore-revision]").click()
+    page.click("[data-action=restore-revision]")
     page.wait_for(lambda: "Someone else's note" in page_text(page), what="restore")
     assert "Moved to a new flat" not in page_text(page)
 
     # Rename keeps the old name as an alias.
     open_memory_page(page, "Old bike")
-    page.find("[data-action=rename]").click()
+    page.click("[data-action=rename]")
     name = page.find("[data-field=new-name]")
     name.clear()
     name.send_keys("Red bike")
-    page.find("[data-action=save-name]").click()
+    page.click("[data-action=save-name]")
     page.wait_for(lambda: page.find("[data-field=page-name]").text == "Red bike")
     assert "also: Old bike" in page.find("[data-detail=page] .meta").text
 
     # A name taken by another page is refused in a sentence; the typing stays.
     open_memory_page(page, "Sara")
-    page.find("[data-action=rename]").click()
+    page.click("[data-action=rename]")
     name = page.find("[data-field=new-name]")
     name.clear()
     name.send_keys("nouk")
-    page.find("[data-action=save-name]").click()
+    page.click("[data-action=save-name]")
     assert "already has that name" in page.find("[data-detail=page] .error-bar").text
     assert page.find("[data-field=new-name]").get_attribute("value") == "nouk"
 
     # Delete to recently deleted, restore, then delete forever by typing the name.
     open_memory_page(page, "Red bike")
-    page.find("[data-detail=page] [data-action=delete]").click()
-    page.find(".modal [data-action=confirm]").click()
-    page.find("[data-deleted='Red bike'] [data-action=restore]").click()
+    page.click("[data-detail=page] [data-action=delete]")
+    page.click(".modal [data-action=confirm]")
+    page.click("[data-deleted='Red bike'] [data-action=restore]")
     page.wait_for(lambda: page.find_all("[data-list=pages] [data-page='Red bike']"))
     open_memory_page(page, "Red bike")
-    page.find("[data-detail=page] [data-action=delete]").click()
-    page.find(".modal [data-action=confirm]").click()
-    page.find("[data-deleted='Red bike'] [data-action=delete-forever]").click()
+    page.click("[data-detail=page] [data-action=delete]")
+    page.click(".modal [data-action=confirm]")
+    page.click("[data-deleted='Red bike'] [data-action=delete-forever]")
     confirm = page.find(".modal [data-action=confirm]")
     assert not confirm.is_enabled()
     page.find(".modal [data-field=confirm-name]").send_keys("Red bik")
@@ -282,7 +282,7 @@ def test_markup_in_a_page_is_shown_as_text_and_never_run(
     browser: webdriver.Chrome,
 ) -> None:
     page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
-    page.find("[data-tab=memory]").click()
+    page.click("[data-tab=memory]")
     open_memory_page(page, "Hostile paste")
     text = page_text(page)
     assert '<img src=x onerror="window.hostileRan = true">' in text
@@ -349,10 +349,10 @@ def test_nightly_run_diff_sources_and_revert(
     assert kitchen["status"] == "quiet"
 
     page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
-    page.find("[data-tab=nightly]").click()
+    page.click("[data-tab=nightly]")
     page.find("[data-list=runs] li.empty")
-    page.find("[data-action=run-now]").click()
-    page.find("[data-list=runs] li[data-run]", timeout=60).click()
+    page.click("[data-action=run-now]")
+    page.click("[data-list=runs] li[data-run]", timeout=60)
 
     garden = page.find("[data-run-page=Garden]")
     assert "- - 2026-11-06: The hose leaks" in garden.text
@@ -370,7 +370,7 @@ def test_nightly_run_diff_sources_and_revert(
         type="desktop_assistant/conversations/delete",
         conversation_id="kitchen-weather",
     )
-    page.find("[data-list=runs] li[data-run]").click()
+    page.click("[data-list=runs] li[data-run]")
     page.wait_for(
         lambda: (
             page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]").text
@@ -379,7 +379,7 @@ def test_nightly_run_diff_sources_and_revert(
         what="the gone mark",
     )
 
-    page.find("[data-run-page=Garden] [data-action=revert]").click()
+    page.click("[data-run-page=Garden] [data-action=revert]")
     page.wait_for(
         lambda: page_named(home_assistant, admin_tokens, "Garden")["text"].startswith(
             "The garden is behind the house.\n\n## Notes"
@@ -400,7 +400,7 @@ def test_dark_mode_on_a_phone(
         driver = page.driver
         page.open("/desktop-assistant")
         panel = page.find("desktop-assistant-panel")
-        page.find("[data-list=conversations] li[data-conversation]").click()
+        page.click("[data-list=conversations] li[data-conversation]")
         page.find("[data-detail=conversation] [data-entry=user]")
         background = page.wait_for(
             lambda: (
@@ -420,7 +420,7 @@ def test_dark_mode_on_a_phone(
         assert driver.execute_script("return window.innerWidth") == PHONE_WIDTH
         assert detail["x"] + detail["width"] <= PHONE_WIDTH
         page.screenshot(artifacts / "phone-dark.png")
-        page.find("[data-detail=conversation] [data-action=back-to-list]").click()
+        page.click("[data-detail=conversation] [data-action=back-to-list]")
         page.wait_for(
             lambda: page.find("[data-list=conversations]").is_displayed(),
             what="the list again",
