@@ -4,7 +4,7 @@ Home Assistant's frontend nests its elements in shadow roots, so elements are
 found with a query that walks through them.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 import contextlib
 import json
 from pathlib import Path
@@ -99,17 +99,26 @@ class Page:
             time.sleep(0.1)
 
     def click(self, selector: str, timeout: float = WAIT) -> None:
-        """Click the first element matching the selector, once it is there.
+        """Click the first element matching the selector, once it is there."""
+        self._on_element(selector, lambda element: element.click(), timeout)
+
+    def text(self, selector: str, timeout: float = WAIT) -> str:
+        """The text of the first element matching the selector, once it is there."""
+        return self._on_element(selector, lambda element: element.text, timeout)
+
+    def _on_element[T](
+        self, selector: str, action: Callable[[WebElement], T], timeout: float
+    ) -> T:
+        """Act on the first element matching the selector.
 
         The panel redraws a list when its data comes: an element found a
-        moment before the click may be gone, and the click is not made; it
-        is made on the element drawn in its place.
+        moment before may be gone, and nothing is done to it; the action is
+        done again on the element drawn in its place.
         """
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self.find(selector, timeout).click()
-                return
+                return action(self.find(selector, timeout))
             except StaleElementReferenceException:
                 if time.monotonic() > deadline:
                     raise

@@ -84,53 +84,53 @@ def test_tools_page_install_try_it_and_history(
     page.click("[data-action=reload-tools]")
     page.find("[data-notice=reloaded]")
     page.click("[data-action=install-examples]")
-    notice = page.find("[data-notice=installed]").text
+    notice = page.text("[data-notice=installed]")
     assert "already there" in notice  # config.toml was kept
     page.find("[data-group=files] [data-tool=now]")
     tools = page.attributes("[data-group=files] [data-tool]", "data-tool")
     assert {"now", "weather", "calendar", "calendar_add", "shopping", "echo"} <= set(
         tools
     )
-    broken = page.find("[data-broken='tools/broken.toml']").text
+    broken = page.text("[data-broken='tools/broken.toml']")
     assert "commnd" in broken or "command" in broken
     assert page.find("[data-group=memory] [data-tool]")
     assert page.find("[data-group=assist]")
     # Markup in a tool file and in its answer stays text.
-    assert "<img src=x" in page.find("[data-tool=hostile]").text
+    assert "<img src=x" in page.text("[data-tool=hostile]")
     page.click("[data-tool=hostile]")
     page.click("[data-field=try] [data-action=try]")
-    assert "<script>" in page.find("[data-field=answer] [data-field=result]").text
+    assert "<script>" in page.text("[data-field=answer] [data-field=result]")
     assert page.find_all("[data-detail=tool] img, [data-list=tools] img") == []
     assert browser.execute_script("return window.hostileRan === undefined")
     page.screenshot(artifacts / "tools.png")
 
     # Try `now`: its answer shows, and the run is in its history.
     page.click("[data-group=files] [data-tool=now]")
-    page.wait_for(lambda: page.find("[data-field=tool-name]").text == "now")
+    page.wait_for(lambda: page.text("[data-field=tool-name]") == "now")
     page.click("[data-field=try] [data-action=try]")
-    answer = page.find("[data-field=answer] [data-field=result]").text
+    answer = page.text("[data-field=answer] [data-field=result]")
     assert any(char.isdigit() for char in answer)
     page.find("[data-list=tool-runs] [data-run]")
 
     # A changing tool asks first; the second click runs it.
     page.click("[data-group=files] [data-tool=shopping]")
-    page.wait_for(lambda: page.find("[data-field=tool-name]").text == "shopping")
+    page.wait_for(lambda: page.text("[data-field=tool-name]") == "shopping")
     page.find("[data-param=item]").send_keys(f"milk {SECRET}")
     page.click("[data-field=try] [data-action=try]")
-    question = page.find("[data-warning=confirm]").text
+    question = page.text("[data-warning=confirm]")
     assert "Put milk" in question
     assert page.find_all("[data-list=tool-runs]") == []
     page.click("[data-action=confirm-run]")
-    assert page.find("[data-field=answer] [data-field=result]").text == "added milk ***"
-    arguments = page.find("[data-list=tool-runs] [data-field=arguments]").text
+    assert page.text("[data-field=answer] [data-field=result]") == "added milk ***"
+    arguments = page.text("[data-list=tool-runs] [data-field=arguments]")
     assert SECRET not in arguments
     assert "***" in arguments
-    assert SECRET not in page.find("[data-detail=tool]").text
+    assert SECRET not in page.text("[data-detail=tool]")
     page.screenshot(artifacts / "tools-try.png")
 
     # A wrong argument is a sentence; what was typed stays, the next run works.
     page.click("[data-group=files] [data-tool=calendar_add]")
-    page.wait_for(lambda: page.find("[data-field=tool-name]").text == "calendar_add")
+    page.wait_for(lambda: page.text("[data-field=tool-name]") == "calendar_add")
     page.click("[data-field=try] [data-action=try]")
     page.find("[data-warning=confirm]")
     assert page.find_all("[data-list=tool-runs]") == []
@@ -144,26 +144,26 @@ def test_jobs_page_next_runs_and_run_now(
     artifacts: Path,
 ) -> None:
     page = open_panel(browser, home_assistant, admin_tokens, "/desktop-assistant/jobs")
-    assert page.find("[data-job=nightly] [data-field=next-run]").text
-    assert page.find("[data-job=retention] [data-field=next-run]").text
+    assert page.text("[data-job=nightly] [data-field=next-run]")
+    assert page.text("[data-job=retention] [data-field=next-run]")
     page.click("[data-job=retention]")
     page.wait_for(
         lambda: browser.current_url.endswith("/desktop-assistant/jobs/retention")
     )
-    assert page.find("[data-detail=job] [data-field=schedule]").text
+    assert page.text("[data-detail=job] [data-field=schedule]")
     before = len(page.find_all("[data-list=job-runs] [data-run]"))
     page.click("[data-action=run-job]")
     page.wait_for(
         lambda: len(page.find_all("[data-list=job-runs] [data-run]")) == before + 1,
         what="the new run",
     )
-    summary = page.find("[data-list=job-runs] [data-field=summary]").text
+    summary = page.text("[data-list=job-runs] [data-field=summary]")
     assert "conversations deleted" in summary
     page.screenshot(artifacts / "jobs.png")
 
     page.click("[data-job=nightly]")
     page.find("[data-detail=job] [data-field=schedule]")
-    assert "03:00" in page.find("[data-detail=job] [data-field=schedule]").text
+    assert "03:00" in page.text("[data-detail=job] [data-field=schedule]")
 
 
 @pytest.fixture
@@ -228,7 +228,7 @@ def test_servers_page_reachable_and_unreachable(
     )
     assert down
     page.click(f"[data-server='{integration}']")
-    agents = page.find("[data-detail=server] [data-list=agents]").text
+    agents = page.text("[data-detail=server] [data-list=agents]")
     assert "asks it first" in agents
     page.screenshot(artifacts / "servers.png")
 
@@ -256,11 +256,11 @@ def test_the_panel_speaks_the_profile_language(
             browser, home_assistant, admin_tokens, "/desktop-assistant/memory"
         )
         page.wait_for(
-            lambda: page.find("[data-tab=conversations]").text == "Conversazioni",
+            lambda: page.text("[data-tab=conversations]") == "Conversazioni",
             what="Italian tabs",
         )
-        assert page.find("[data-tab=memory]").text == "Memoria"
-        assert "Scegli una pagina" in page.find("[data-detail=page] [data-hint]").text
+        assert page.text("[data-tab=memory]") == "Memoria"
+        assert "Scegli una pagina" in page.text("[data-detail=page] [data-hint]")
         page.screenshot(artifacts / "italian.png")
     finally:
         websocket(
@@ -294,13 +294,11 @@ def test_deep_links_back_forward_and_reload(
     page = open_panel(
         browser, home_assistant, admin_tokens, f"/desktop-assistant/memory/{sara}"
     )
-    page.wait_for(
-        lambda: page.find("[data-field=page-name]").text == "Sara", what="Sara"
-    )
+    page.wait_for(lambda: page.text("[data-field=page-name]") == "Sara", what="Sara")
     # A reload keeps the view.
     browser.refresh()
     page.wait_for(
-        lambda: page.find("[data-field=page-name]").text == "Sara", what="Sara again"
+        lambda: page.text("[data-field=page-name]") == "Sara", what="Sara again"
     )
 
     page = open_panel(
@@ -318,7 +316,7 @@ def test_deep_links_back_forward_and_reload(
     page.click("[data-tab=memory]")
     page.find("[data-detail=page] [data-hint]")
     page.click("[data-list=pages] [data-page=Anouk]")
-    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Anouk")
+    page.wait_for(lambda: page.text("[data-field=page-name]") == "Anouk")
     assert browser.current_url.endswith(
         f"/desktop-assistant/memory/{page_id(home_assistant, admin_tokens, 'Anouk')}"
     )
@@ -391,7 +389,7 @@ def test_tools_on_a_phone_in_dark_mode(
     with phone(home_assistant.base_url, storage, dark=True) as page:
         page.open("/desktop-assistant/tools/echo")
         panel = page.find("desktop-assistant-panel")
-        page.wait_for(lambda: page.find("[data-field=tool-name]").text == "echo")
+        page.wait_for(lambda: page.text("[data-field=tool-name]") == "echo")
         assert page.wait_for(
             lambda: (
                 luminance(

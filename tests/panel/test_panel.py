@@ -27,7 +27,7 @@ def test_panel_for_admin_only(
 ) -> None:
     admin = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
     admin.find("desktop-assistant-panel")
-    assert admin.find(PANEL_ITEM).text.strip() == "Assistant"
+    assert admin.text(PANEL_ITEM).strip() == "Assistant"
 
     member = open_page(browser, home_assistant, member_tokens, "/desktop-assistant")
     member.find("#sidebar-panel-home")
@@ -96,11 +96,11 @@ def test_conversations_list_filter_search_open_delete(
 
     detail = page.find("[data-detail=conversation] [data-entry=tool_call]")
     assert "desktop_assistant__weather" in detail.text
-    assert '"place": "Utrecht"' in page.find("[data-field=arguments]").text
-    assert "drizzle" in page.find("[data-field=result]").text
-    assert "spoken" in page.find("[data-entry=user]").text
+    assert '"place": "Utrecht"' in page.text("[data-field=arguments]")
+    assert "drizzle" in page.text("[data-field=result]")
+    assert "spoken" in page.text("[data-entry=user]")
     # Which agent answered, said in words (by its name while it exists).
-    assert page.find("[data-detail=conversation] [data-field=agent]").text.startswith(
+    assert page.text("[data-detail=conversation] [data-field=agent]").startswith(
         "answered by "
     )
     page.screenshot(artifacts / "conversations.png")
@@ -116,11 +116,11 @@ def test_conversations_list_filter_search_open_delete(
     )
     page.click("[data-action=delete]")
     page.click(".modal [data-action=confirm]")
-    assert "no longer there" in page.find(".error-bar").text
+    assert "no longer there" in page.text(".error-bar")
 
     page.click("[data-conversation=film-night]")
     page.find("[data-detail=conversation] [data-mark=interrupted]")
-    assert "cut off" in page.find("[data-entry=fault]").text
+    assert "cut off" in page.text("[data-entry=fault]")
     # Delete asks first; cancel keeps it, confirm removes it.
     page.click("[data-action=delete]")
     page.click("[data-action=cancel]")
@@ -153,13 +153,13 @@ def page_named(home_assistant: HomeAssistantProcess, tokens: Tokens, name: str) 
 
 
 def page_text(page: Page) -> str:
-    return page.find("[data-detail=page] [data-field=page-text]").text
+    return page.text("[data-detail=page] [data-field=page-text]")
 
 
 def open_memory_page(page: Page, name: str) -> None:
     page.click(f"[data-list=pages] [data-page='{name}']")
     page.wait_for(
-        lambda: page.find("[data-field=page-name]").text == name, what=f"page {name}"
+        lambda: page.text("[data-field=page-name]") == name, what=f"page {name}"
     )
 
 
@@ -172,27 +172,27 @@ def test_memory_pages_links_edit_history_rename_delete(
 ) -> None:
     page = open_page(browser, home_assistant, admin_tokens, "/desktop-assistant")
     page.click("[data-tab=memory]")
-    budget = page.find("[data-profile] [data-field=budget]").text
+    budget = page.text("[data-profile] [data-field=budget]")
     assert "within budget" in budget
     assert "of 800 tokens" in budget
 
     # A page rendered from markdown, with links, a dangling link and backlinks.
     open_memory_page(page, "Anouk")
     assert "Birthday is 3 November" in page_text(page)
-    assert page.find("[data-field=page-text] strong").text == "strong"
+    assert page.text("[data-field=page-text] strong") == "strong"
     assert page.find("[data-backlink=Sara]")
     page.screenshot(artifacts / "memory.png")
     page.click("[data-link=Sara]")
-    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Sara")
+    page.wait_for(lambda: page.text("[data-field=page-name]") == "Sara")
     page.click("[data-backlink=Anouk]")
-    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Anouk")
+    page.wait_for(lambda: page.text("[data-field=page-name]") == "Anouk")
     dangling = page.find("[data-link=Utrecht]")
     assert "dangling" in dangling.get_attribute("class")
     dangling.click()
     assert page.find("[data-field=name]").get_attribute("value") == "Utrecht"
     page.find("[data-detail=page] [data-field=text]").send_keys("A city with canals.")
     page.click("[data-action=save]")
-    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Utrecht")
+    page.wait_for(lambda: page.text("[data-field=page-name]") == "Utrecht")
     assert "canals" in page_text(page)
     assert page.find("[data-backlink=Anouk]")
 
@@ -236,8 +236,8 @@ def test_memory_pages_links_edit_history_rename_delete(
     name.clear()
     name.send_keys("Red bike")
     page.click("[data-action=save-name]")
-    page.wait_for(lambda: page.find("[data-field=page-name]").text == "Red bike")
-    assert "also: Old bike" in page.find("[data-detail=page] .meta").text
+    page.wait_for(lambda: page.text("[data-field=page-name]") == "Red bike")
+    assert "also: Old bike" in page.text("[data-detail=page] .meta")
 
     # A name taken by another page is refused in a sentence; the typing stays.
     open_memory_page(page, "Sara")
@@ -246,7 +246,7 @@ def test_memory_pages_links_edit_history_rename_delete(
     name.clear()
     name.send_keys("nouk")
     page.click("[data-action=save-name]")
-    assert "already has that name" in page.find("[data-detail=page] .error-bar").text
+    assert "already has that name" in page.text("[data-detail=page] .error-bar")
     assert page.find("[data-field=new-name]").get_attribute("value") == "nouk"
 
     # Delete to recently deleted, restore, then delete forever by typing the name.
@@ -357,9 +357,7 @@ def test_nightly_run_diff_sources_and_revert(
     garden = page.find("[data-run-page=Garden]")
     assert "- - 2026-11-06: The hose leaks" in garden.text
     assert "+ " + GARDEN_TIDY.strip() in garden.text
-    assert (
-        "fixed since" in page.find("[data-run-page=Garden] [data-field=dropped]").text
-    )
+    assert "fixed since" in page.text("[data-run-page=Garden] [data-field=dropped]")
     page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]")
     page.screenshot(artifacts / "nightly.png")
 
@@ -373,8 +371,7 @@ def test_nightly_run_diff_sources_and_revert(
     page.click("[data-list=runs] li[data-run]")
     page.wait_for(
         lambda: (
-            page.find("[data-run-page=Utrecht] [data-source=kitchen-weather]").text
-            == "gone"
+            page.text("[data-run-page=Utrecht] [data-source=kitchen-weather]") == "gone"
         ),
         what="the gone mark",
     )
@@ -386,7 +383,7 @@ def test_nightly_run_diff_sources_and_revert(
         ),
         what="the revert",
     )
-    assert page.find("[data-run-page=Garden] .badge").text
+    assert page.text("[data-run-page=Garden] .badge")
 
 
 def test_dark_mode_on_a_phone(
