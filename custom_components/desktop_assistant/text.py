@@ -2,9 +2,9 @@
 
 Plain Python, no Home Assistant and nothing else of the package, so that
 `tools/` may use it too: the record's search, memory's names and recall, the
-confirmation gate and the tool files' phrases read text the same way. Folding drops case
-and accents ("Sì" and "si" are one word); stop words are kept per language,
-for the six the assistant speaks.
+confirmation gate and the tool files' phrases read text the same way.
+Folding drops case and accents ("Sì" and "si" are one word); stop words are
+kept per language, for the six the assistant speaks.
 """
 
 from collections.abc import Iterable, Mapping
@@ -53,7 +53,7 @@ def for_language[T](table: Mapping[str, T], language: str | None) -> T | None:
     if (entry := table.get(primary)) is not None:
         return entry
     for tag, entry in table.items():
-        if language_code(tag) == primary:
+        if language_code(tag, default="") == primary:
             return entry
     return None
 

@@ -257,12 +257,17 @@ def write_whisper_config(folder: Path, url: str, extra: str = "") -> Path:
     return path
 
 
+def stdio_client(whisper_server: WhisperServerStandIn, folder: Path) -> ProcessClient:
+    """The server as a process on stdin and stdout, asking the stand-in."""
+    config = write_whisper_config(folder, whisper_server.url)
+    argv = module_argv(MODULE, "--uri", "stdio://", "--config", str(config))
+    return ProcessClient(argv, folder / "stderr.log")
+
+
 async def test_stdio_transcribes(
     whisper_server: WhisperServerStandIn, tmp_path: Path
 ) -> None:
-    config = write_whisper_config(tmp_path, whisper_server.url)
-    argv = module_argv(MODULE, "--uri", "stdio://", "--config", str(config))
-    async with ProcessClient(argv, tmp_path / "stderr.log") as client:
+    async with stdio_client(whisper_server, tmp_path) as client:
         await client.write_event(Describe().event())
         info = Info.from_event((await read_until(client, "info"))[-1])
         await send_utterance(client, tone(44100, 2, 2), 44100, 2, 2, language="it")
@@ -277,9 +282,7 @@ async def test_stdio_refuses_an_oversized_event(
     whisper_server: WhisperServerStandIn, tmp_path: Path
 ) -> None:
     # The same limits as over TCP: the header is answered, its 4 GB never read.
-    config = write_whisper_config(tmp_path, whisper_server.url)
-    argv = module_argv(MODULE, "--uri", "stdio://", "--config", str(config))
-    async with ProcessClient(argv, tmp_path / "stderr.log") as client:
+    async with stdio_client(whisper_server, tmp_path) as client:
         assert client.process is not None and client.process.stdin is not None
         client.process.stdin.write(
             json.dumps(
@@ -299,9 +302,7 @@ async def test_stdio_refuses_an_oversized_event(
 async def test_sigterm_stops_the_stdio_server_cleanly(
     whisper_server: WhisperServerStandIn, tmp_path: Path
 ) -> None:
-    config = write_whisper_config(tmp_path, whisper_server.url)
-    argv = module_argv(MODULE, "--uri", "stdio://", "--config", str(config))
-    async with ProcessClient(argv, tmp_path / "stderr.log") as client:
+    async with stdio_client(whisper_server, tmp_path) as client:
         await client.write_event(Describe().event())
         await read_until(client, "info")
         assert client.process is not None

@@ -43,7 +43,7 @@ class ToolRegistry:
     def __init__(
         self,
         folder: ToolFolder,
-        base_env: Callable[[], Mapping[str, str]] | None = None,
+        base_env: Callable[[], Mapping[str, str]] = dict,
     ) -> None:
         """Serve `folder`'s tools; `base_env` gives variables beneath its [env].
 
@@ -159,7 +159,7 @@ class ToolRegistry:
             spec,
             values,
             tools_dir=self._folder.tools_dir,
-            env={**(self._base_env() if self._base_env else {}), **self._folder.env},
+            env={**self._base_env(), **self._folder.env},
             slots=self._slots,
             redactor=redactor,
         )
