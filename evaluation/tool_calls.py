@@ -31,18 +31,17 @@ import tempfile
 from typing import Any
 
 import aiohttp
-from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
-from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
+from tests.harness.agent_entry import async_add_agent
 from tests.harness.home_assistant import Answer, converse, running_home_assistant
 from tests.harness.web_stand_ins import (
     OSLO,
@@ -312,32 +311,22 @@ async def add_agent(
     request_timeout: float,
 ) -> str:
     """Our agent for the server, offering the tool files; return its entity id."""
-    entry = MockConfigEntry(
-        domain=DOMAIN,
-        title=url,
-        data={CONF_URL: url} | ({CONF_API_KEY: api_key} if api_key else {}),
-        subentries_data=[
-            {
-                "subentry_type": "conversation",
-                "title": model,
-                "data": DEFAULT_AGENT_OPTIONS
-                | {
-                    CONF_MODEL: model,
-                    CONF_LLM_HASS_API: [DOMAIN],
-                    CONF_REQUEST_TIMEOUT: request_timeout,
-                },
-                "unique_id": None,
-            }
-        ],
-    )
-    entry.add_to_hass(hass)
-    if not await hass.config_entries.async_setup(entry.entry_id):
-        raise SystemExit(f"eval-tools: could not set up the agent for {url}")
-    (subentry_id,) = entry.subentries
-    entity_id = er.async_get(hass).async_get_entity_id(
-        "conversation", DOMAIN, subentry_id
-    )
-    assert entity_id is not None
+    try:
+        _, entity_id = await async_add_agent(
+            hass,
+            url,
+            DEFAULT_AGENT_OPTIONS
+            | {
+                CONF_MODEL: model,
+                CONF_LLM_HASS_API: [DOMAIN],
+                CONF_REQUEST_TIMEOUT: request_timeout,
+            },
+            title=url,
+            data={CONF_API_KEY: api_key} if api_key else None,
+            agent_title=model,
+        )
+    except AssertionError:
+        raise SystemExit(f"eval-tools: could not set up the agent for {url}") from None
     return entity_id
 
 

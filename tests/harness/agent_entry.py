@@ -19,20 +19,33 @@ TOOLS_API_ID = "benchmark_tools"
 
 
 async def async_add_agent(
-    hass: HomeAssistant, url: str, options: dict[str, Any]
+    hass: HomeAssistant,
+    url: str,
+    options: dict[str, Any],
+    *,
+    title: str | None = None,
+    data: dict[str, Any] | None = None,
+    entry_options: dict[str, Any] | None = None,
+    agent_title: str = MODEL_ID,
 ) -> tuple[MockConfigEntry, str]:
-    """Set up an entry for the server at `url`; return it and its agent's entity id."""
+    """Set up an entry for the server at `url`; return it and its agent's entity id.
+
+    `data` is added to the entry's data (an API key), `entry_options` are
+    the entry's own options; `title` names the entry, `agent_title` its agent.
+    """
     entry = MockConfigEntry(
         domain=DOMAIN,
-        data={CONF_URL: url},
+        data={CONF_URL: url} | (data or {}),
+        options=entry_options or {},
         subentries_data=[
             {
                 "subentry_type": "conversation",
-                "title": MODEL_ID,
+                "title": agent_title,
                 "data": options,
                 "unique_id": None,
             }
         ],
+        **({"title": title} if title is not None else {}),
     )
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)

@@ -5,7 +5,7 @@ from datetime import timedelta
 from typing import Any
 
 from homeassistant.components.conversation import trace
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
+from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
@@ -22,6 +22,7 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 from custom_components.desktop_assistant.server.health import ServerHealth
+from tests.harness.agent_entry import async_add_agent
 
 
 async def async_add_server(
@@ -39,36 +40,23 @@ async def async_add_server(
     `fallbacks` in order; `agent_options` are added to its options. Returns
     the entry and the agent's entity id.
     """
-    entry = MockConfigEntry(
-        domain=DOMAIN,
+    entry, entity_id = await async_add_agent(
+        hass,
+        url,
+        DEFAULT_AGENT_OPTIONS
+        | {
+            CONF_MODEL: model,
+            CONF_LLM_HASS_API: [],
+            CONF_TEMPERATURE: 0.0,
+            CONF_MAX_TOKENS: 8,
+            CONF_FALLBACK_SERVERS: [e.entry_id for e in fallbacks],
+        }
+        | (agent_options or {}),
         title=url,
-        data={CONF_URL: url},
-        options=options or {},
-        subentries_data=[
-            {
-                "subentry_type": "conversation",
-                "title": model,
-                "data": DEFAULT_AGENT_OPTIONS
-                | {
-                    CONF_MODEL: model,
-                    CONF_LLM_HASS_API: [],
-                    CONF_TEMPERATURE: 0.0,
-                    CONF_MAX_TOKENS: 8,
-                    CONF_FALLBACK_SERVERS: [e.entry_id for e in fallbacks],
-                }
-                | (agent_options or {}),
-                "unique_id": None,
-            }
-        ],
+        entry_options=options,
+        agent_title=model,
     )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
-    (subentry_id,) = entry.subentries
-    entity_id = er.async_get(hass).async_get_entity_id(
-        "conversation", DOMAIN, subentry_id
-    )
-    assert entity_id is not None
     return entry, entity_id
 
 
