@@ -27,7 +27,7 @@ from tests.harness.wyoming import (
     whisper_failover,
 )
 from wyoming_services.config import load_config
-from wyoming_services.whisper.wake import Waker, magic_packet
+from wyoming_services.whisper.wake import Waker
 
 MODULE = "wyoming_services.whisper"
 MAC = "0a1b2c3d4e5f"
@@ -261,13 +261,6 @@ async def test_a_fallback_down_wakes_nothing(
     ):
         assert isinstance(await transcribe(port), Transcript)
     assert received(wake_listener) == []
-
-
-def test_magic_packet_layout() -> None:
-    packet = magic_packet("001122aabbcc")
-    assert len(packet) == 102
-    assert packet[:6] == b"\xff" * 6
-    assert packet[6:] == bytes([0, 0x11, 0x22, 0xAA, 0xBB, 0xCC]) * 16
 
 
 def test_config_reads_urls_in_order_and_the_wake_settings(tmp_path: Path) -> None:

@@ -1,19 +1,15 @@
 """Wake-on-LAN for the machine of the first whisper-server."""
 
 import logging
-import socket
 import time
+
+import wakeonlan
 
 _LOGGER = logging.getLogger(__name__)
 
 # A sleeping desktop takes seconds to wake; one packet per half minute is plenty
 # and keeps a question burst from flooding the network.
 WAKE_INTERVAL = 30.0
-
-
-def magic_packet(mac: str) -> bytes:
-    """Six 0xFF bytes, then the MAC (12 hex digits) sixteen times."""
-    return b"\xff" * 6 + bytes.fromhex(mac) * 16
 
 
 class Waker:
@@ -31,9 +27,10 @@ class Waker:
         if self._sent_at is not None and now - self._sent_at < WAKE_INTERVAL:
             return False
         try:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
-                sender.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
-                sender.sendto(magic_packet(self.mac), (self.address, self.port))
+            # The same library as the integration's Wake-on-LAN (HA's own).
+            wakeonlan.send_magic_packet(
+                self.mac, ip_address=self.address, port=self.port
+            )
         except OSError as err:
             _LOGGER.warning(
                 "cannot send Wake-on-LAN to %s:%d: %s", self.address, self.port, err
