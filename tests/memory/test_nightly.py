@@ -3,9 +3,12 @@
 import asyncio
 from datetime import UTC, datetime, timedelta
 import json
+import logging
+import sqlite3
 from typing import Any
 
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.util import dt as dt_util
 import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
@@ -28,6 +31,7 @@ from custom_components.desktop_assistant.runtime import (
     DATA_NIGHTLY,
     DATA_NIGHTLY_SCHEDULE,
 )
+from custom_components.desktop_assistant.store import DB_FILE
 from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import Said, add_conversation, add_page
@@ -452,6 +456,99 @@ async def test_a_run_missed_while_down_runs_soon_after_start(
     listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
     assert [r["trigger"] for r in listed] == ["catch_up"]
     assert not await nightly.async_missed(at, dt_util.now())
+
+
+def lock_the_database(hass: HomeAssistant) -> sqlite3.Connection:
+    """Hold the database's write lock from another connection, as another program would."""
+    other = sqlite3.connect(hass.config.path(DOMAIN, DB_FILE), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
+def release(other: sqlite3.Connection) -> None:
+    other.execute("ROLLBACK")
+    other.close()
+
+
+async def test_a_locked_database_at_start_checks_for_a_missed_run_later(
+    hass: HomeAssistant,
+    agent: Agent,
+    freezer: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
+    now = dt_util.now()
+    await memory_of(hass).async_write(
+        lambda c, _now: runs.set_state(
+            c, "first_seen", str((now - timedelta(days=2)).timestamp())
+        )
+    )
+    other = lock_the_database(hass)
+    nightly.async_schedule(agent.entry)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert "Checking for a missed nightly pass later: database is locked" in caplog.text
+    release(other)
+
+    for _ in range(2):  # the check again, then the catch-up it finds missed
+        freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
+        async_fire_time_changed(hass)
+        await hass.async_block_till_done(wait_background_tasks=True)
+    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    assert [r["trigger"] for r in listed] == ["catch_up"]
+
+
+async def test_a_check_that_outlives_its_schedule_sets_no_timer(
+    hass: HomeAssistant, agent: Agent, freezer: Any
+) -> None:
+    nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
+    now = dt_util.now()
+    await memory_of(hass).async_write(
+        lambda c, _now: runs.set_state(
+            c, "first_seen", str((now - timedelta(days=2)).timestamp())
+        )
+    )
+    other = lock_the_database(hass)
+    nightly.async_schedule(agent.entry)
+    nightly.async_stop()  # the entry unloads while the check waits for the lock
+    await hass.async_block_till_done(wait_background_tasks=True)
+    release(other)
+
+    for _ in range(2):
+        freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
+        async_fire_time_changed(hass)
+        await hass.async_block_till_done(wait_background_tasks=True)
+    assert await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10)) == []
+
+
+async def test_a_locked_database_at_the_scheduled_time_skips_that_run(
+    hass: HomeAssistant,
+    agent: Agent,
+    freezer: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    freezer.move_to(dt_util.as_utc(dt_util.now().replace(hour=4, minute=0, second=0)))
+    await run(hass)  # nothing missed since
+    other = lock_the_database(hass)
+    freezer.move_to(
+        dt_util.as_utc(
+            (dt_util.now() + timedelta(days=1)).replace(hour=3, minute=0, second=0)
+        )
+    )
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert (
+        "The nightly pass (schedule) did not start: database is locked" in caplog.text
+    )
+    with pytest.raises(HomeAssistantError) as caught:
+        await run(hass)
+    assert caught.value.translation_key == "memory_unavailable"
+    release(other)
+
+    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    assert [r["trigger"] for r in listed] == ["action"]
+    assert await run(hass)
 
 
 async def test_no_catch_up_when_the_last_run_was_on_time(

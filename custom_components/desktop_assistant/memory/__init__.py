@@ -16,7 +16,7 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
 from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
 from ..record import async_listen_quiet, database
@@ -75,7 +75,14 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
 
     async def run_nightly(call: ServiceCall) -> ServiceResponse:
         await _async_check_admin(hass, call)
-        return await nightly.async_run("action")
+        try:
+            return await nightly.async_run("action")
+        except StoreError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="memory_unavailable",
+                translation_placeholders={"error": str(err)},
+            ) from err
 
     hass.services.async_register(
         DOMAIN,

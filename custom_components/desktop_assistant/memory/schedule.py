@@ -1,6 +1,8 @@
 """When the nightly pass runs: daily at the entry's time, and once after a missed run."""
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime, time as dt_time, timedelta
+import logging
 import sqlite3
 from typing import Final
 
@@ -10,11 +12,14 @@ from homeassistant.helpers.event import async_call_later, async_track_time_chang
 from homeassistant.util import dt as dt_util
 
 from ..const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_ENTRY_OPTIONS, DOMAIN
+from ..store import StoreError
 from . import runs
 from .nightly import NightlyPass
 
 CATCH_UP_DELAY: Final = 120.0
 STATE_FIRST_SEEN = "first_seen"
+
+_LOGGER = logging.getLogger(__name__)
 
 
 class NightlySchedule:
@@ -25,6 +30,8 @@ class NightlySchedule:
         self.hass = hass
         self.nightly = nightly
         self._unsubscribe: list[CALLBACK_TYPE] = []
+        # Counts `async_stop` calls, so a check that outlives its timers adds none.
+        self._generation = 0
 
     @callback
     def async_schedule(self, entry: ConfigEntry | None) -> None:
@@ -36,7 +43,7 @@ class NightlySchedule:
         at = parse_time(options[CONF_NIGHTLY_TIME])
 
         async def scheduled(now: datetime) -> None:
-            await self.nightly.async_run("schedule")
+            await self._async_run("schedule")
 
         self._unsubscribe.append(
             async_track_time_change(
@@ -49,14 +56,36 @@ class NightlySchedule:
 
     async def _async_catch_up(self, at: dt_time) -> None:
         """Run once soon after start when the last scheduled run was missed."""
-        if await self.async_missed(at, dt_util.now()):
+        generation = self._generation
+        try:
+            missed = await self.async_missed(at, dt_util.now())
+        except StoreError as err:
+            # The store raised its Repairs issue; look again once it may be free.
+            _LOGGER.info("Checking for a missed nightly pass later: %s", err)
+            self._async_soon(generation, lambda: self._async_catch_up(at))
+            return
+        if missed:
+            self._async_soon(generation, lambda: self._async_run("catch_up"))
 
-            async def catch_up(now: datetime) -> None:
-                await self.nightly.async_run("catch_up")
+    async def _async_run(self, trigger: str) -> None:
+        """Run the pass; a store that cannot take its run row reports itself."""
+        try:
+            await self.nightly.async_run(trigger)
+        except StoreError as err:
+            _LOGGER.info("The nightly pass (%s) did not start: %s", trigger, err)
 
-            self._unsubscribe.append(
-                async_call_later(self.hass, CATCH_UP_DELAY, catch_up)
-            )
+    @callback
+    def _async_soon(
+        self, generation: int, job: Callable[[], Awaitable[object]]
+    ) -> None:
+        """Run `job` after the catch-up delay, unless the timers stopped since."""
+        if generation != self._generation:
+            return
+
+        async def later(now: datetime) -> None:
+            await job()
+
+        self._unsubscribe.append(async_call_later(self.hass, CATCH_UP_DELAY, later))
 
     async def async_missed(self, at: dt_time, now: datetime) -> bool:
         """Whether no run started since the last scheduled time before `now`."""
@@ -79,6 +108,7 @@ class NightlySchedule:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
+        self._generation += 1
 
 
 def parse_time(value: str) -> dt_time:
