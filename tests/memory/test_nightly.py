@@ -436,26 +436,15 @@ async def test_only_the_last_fifty_runs_are_kept(
     assert len(listed) == 50
 
 
-async def test_a_run_missed_while_down_runs_soon_after_start(
-    hass: HomeAssistant, agent: Agent, freezer: Any
-) -> None:
-    nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
-    at = dt_util.parse_time("03:00:00")
+async def first_seen_two_days_ago(hass: HomeAssistant) -> datetime:
+    """Make the last two nights' runs missed, as after two days down; return now."""
     now = dt_util.now()
     await memory_of(hass).async_write(
         lambda c, _now: runs.set_state(
             c, "first_seen", str((now - timedelta(days=2)).timestamp())
         )
     )
-    assert await nightly.async_missed(at, now)
-    nightly.async_schedule(agent.entry)
-    await hass.async_block_till_done(wait_background_tasks=True)
-    freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
-    async_fire_time_changed(hass)
-    await hass.async_block_till_done()
-    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
-    assert [r["trigger"] for r in listed] == ["catch_up"]
-    assert not await nightly.async_missed(at, dt_util.now())
+    return now
 
 
 def lock_the_database(hass: HomeAssistant) -> sqlite3.Connection:
@@ -470,6 +459,23 @@ def release(other: sqlite3.Connection) -> None:
     other.close()
 
 
+async def test_a_run_missed_while_down_runs_soon_after_start(
+    hass: HomeAssistant, agent: Agent, freezer: Any
+) -> None:
+    nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
+    at = dt_util.parse_time("03:00:00")
+    now = await first_seen_two_days_ago(hass)
+    assert await nightly.async_missed(at, now)
+    nightly.async_schedule(agent.entry)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    assert [r["trigger"] for r in listed] == ["catch_up"]
+    assert not await nightly.async_missed(at, dt_util.now())
+
+
 async def test_a_locked_database_at_start_checks_for_a_missed_run_later(
     hass: HomeAssistant,
     agent: Agent,
@@ -478,12 +484,7 @@ async def test_a_locked_database_at_start_checks_for_a_missed_run_later(
 ) -> None:
     caplog.set_level(logging.INFO)
     nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
-    now = dt_util.now()
-    await memory_of(hass).async_write(
-        lambda c, _now: runs.set_state(
-            c, "first_seen", str((now - timedelta(days=2)).timestamp())
-        )
-    )
+    await first_seen_two_days_ago(hass)
     other = lock_the_database(hass)
     nightly.async_schedule(agent.entry)
     await hass.async_block_till_done(wait_background_tasks=True)
@@ -502,12 +503,7 @@ async def test_a_check_that_outlives_its_schedule_sets_no_timer(
     hass: HomeAssistant, agent: Agent, freezer: Any
 ) -> None:
     nightly = hass.data[DATA_NIGHTLY_SCHEDULE]
-    now = dt_util.now()
-    await memory_of(hass).async_write(
-        lambda c, _now: runs.set_state(
-            c, "first_seen", str((now - timedelta(days=2)).timestamp())
-        )
-    )
+    await first_seen_two_days_ago(hass)
     other = lock_the_database(hass)
     nightly.async_schedule(agent.entry)
     nightly.async_stop()  # the entry unloads while the check waits for the lock
