@@ -117,7 +117,7 @@ async def test_questions_are_answered_concurrently(agent: Agent) -> None:
         async def answer() -> Reply:
             if len(agent.server.chat_requests) == 2:
                 both_asked.set()
-            await asyncio.wait_for(both_asked.wait(), 10)
+            await asyncio.wait_for(both_asked.wait(), 60)
             return text_reply(text)
 
         return answer

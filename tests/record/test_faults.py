@@ -71,7 +71,7 @@ async def test_a_locked_database_the_agent_answers_and_the_entry_is_retried(
     result = await agent.ask(SECRET_QUESTION)
 
     assert speech(result) == "Under the flowerpot."
-    for _ in range(100):  # the first try waits out SQLite's busy timeout
+    for _ in range(300):  # the first try waits out SQLite's busy timeout
         if has_issue(hass, "database_locked"):
             break
         await asyncio.sleep(0.1)

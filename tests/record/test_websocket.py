@@ -223,7 +223,7 @@ async def test_a_conversation_with_a_running_turn_is_not_deleted(
     agent.server.script = [text_reply("Slow answer.", delay=0.5)]
     turn = asyncio.create_task(agent.ask("And now?", conversation_id))
     client = await hass_ws_client(hass)
-    for _ in range(500):  # until the server has the question
+    for _ in range(3000):  # until the server has the question
         if agent.server.received_at[1:]:
             break
         await asyncio.sleep(0.01)

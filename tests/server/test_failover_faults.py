@@ -115,7 +115,7 @@ async def test_silent_primary_the_fallback_answers_after_the_connect_timeout(
     assert speech(result) == "Here I am."
     assert waited >= CONNECT_TIMEOUT
     # Generous: the connect timeout plus the fallback's own (tiny) time.
-    assert waited < CONNECT_TIMEOUT + 5
+    assert waited < CONNECT_TIMEOUT + 20
 
 
 async def test_all_down_says_so_within_the_connect_timeouts(
@@ -132,7 +132,7 @@ async def test_all_down_says_so_within_the_connect_timeouts(
     waited = time.monotonic() - began
     assert speech(result) == CANNOT_CONNECT
     assert result.response.response_type is intent.IntentResponseType.ERROR
-    assert 2 * CONNECT_TIMEOUT <= waited < 2 * CONNECT_TIMEOUT + 5
+    assert 2 * CONNECT_TIMEOUT <= waited < 2 * CONNECT_TIMEOUT + 20
     assert answered_by() is None
 
 

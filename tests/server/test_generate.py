@@ -28,6 +28,10 @@ from tests.harness.ports import closed_port_url
 
 BIRTHDAY = vol.Schema({vol.Required("name"): str, vol.Required("day"): int})
 MESSAGES = [{"role": "user", "content": "When is Anouk's birthday?"}]
+# A reply that comes this late is never waited for; what must happen at once
+# happens well within PROMPTLY on a busy machine, and PROMPTLY < LATE.
+LATE = 60.0
+PROMPTLY = 20.0
 
 
 def generator(hass: HomeAssistant, url: str, **kwargs: object) -> Generator:
@@ -203,7 +207,7 @@ async def test_unreachable_server_is_unavailable(
 async def test_slow_attempt_times_out(
     hass: HomeAssistant, llama_server: LlamaServerStandIn
 ) -> None:
-    llama_server.script = [text_reply("late", delay=5)]
+    llama_server.script = [text_reply("late", delay=LATE)]
     with pytest.raises(GenerationError) as caught:
         await generator(hass, llama_server.url, attempt_timeout=0.2).async_generate(
             MESSAGES
@@ -214,15 +218,15 @@ async def test_slow_attempt_times_out(
 async def test_cancel_withdraws_the_request(
     hass: HomeAssistant, llama_server: LlamaServerStandIn
 ) -> None:
-    llama_server.script = [text_reply("late", delay=5)]
+    llama_server.script = [text_reply("late", delay=LATE)]
     cancel = asyncio.Event()
     call = hass.async_create_task(
         generator(hass, llama_server.url).async_generate(MESSAGES, cancel=cancel)
     )
-    await asyncio.wait_for(llama_server.chat_received.wait(), 2)
+    await asyncio.wait_for(llama_server.chat_received.wait(), PROMPTLY)
     cancel.set()
     with pytest.raises(GenerationError) as caught:
-        await asyncio.wait_for(call, 2)
+        await asyncio.wait_for(call, PROMPTLY)
     assert caught.value.kind == "cancelled"
 
 
@@ -232,7 +236,7 @@ async def test_conversation_goes_first(
     """A conversation withdraws a request in flight; it is repeated afterwards."""
     activity = ServerActivity()
     llama_server.script = [
-        text_reply("withdrawn", delay=5),
+        text_reply("withdrawn", delay=LATE),
         text_reply('{"name": "A", "day": 4}'),
     ]
     call = hass.async_create_task(
@@ -240,13 +244,13 @@ async def test_conversation_goes_first(
             MESSAGES, structure=BIRTHDAY
         )
     )
-    await asyncio.wait_for(llama_server.chat_received.wait(), 2)
+    await asyncio.wait_for(llama_server.chat_received.wait(), PROMPTLY)
     with activity.turn():
         await asyncio.sleep(0.1)
         # Withdrawn at once, and not sent again while the turn runs.
         assert not call.done()
         assert len(llama_server.chat_requests) == 1
-    generation = await asyncio.wait_for(call, 2)
+    generation = await asyncio.wait_for(call, PROMPTLY)
     assert generation.data == {"name": "A", "day": 4}
     assert generation.attempts == 1
     assert len(llama_server.chat_requests) == 2
@@ -265,4 +269,4 @@ async def test_waits_for_a_conversation_before_sending(
         )
         await asyncio.sleep(0.1)
         assert not llama_server.chat_requests
-    assert (await asyncio.wait_for(call, 2)).data == {"name": "B", "day": 5}
+    assert (await asyncio.wait_for(call, PROMPTLY)).data == {"name": "B", "day": 5}

@@ -91,7 +91,7 @@ async def test_limit_a_child_with_a_cleared_environment_is_not_found(
     # instead of the timeout, and the child lives on (see tools/reaper.py).
     started = time.monotonic()
     assert await leaver.async_run("leaver", {"how": "scrubbed"}) == "the answer"
-    assert SETTLE_TIME <= time.monotonic() - started < SETTLE_TIME + 3
+    assert SETTLE_TIME <= time.monotonic() - started < SETTLE_TIME + 10
     assert process_state(child_pid) not in (None, "Z")
 
 

@@ -323,7 +323,7 @@ async def test_100_mb_producer_is_cut_at_2000_characters(
     assert result == (line * 2)[:2000]
     # The producer was stopped long before writing it all.
     assert not finished.exists()
-    assert elapsed < 5
+    assert elapsed < 30  # far from the tool's timeout of 60 s
     assert peak_growth_mb < 20
 
 
@@ -346,7 +346,7 @@ async def test_timeout_kills_the_tool_and_its_children(
     )
     start = time.monotonic()
     result = await registry_for(folder).async_run("slow")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 30  # far from the 300 s of its sleep
     assert result == (
         "error: slow.sh timed out after 0.5 s: still waiting for the server"
     )
@@ -374,12 +374,12 @@ async def test_children_left_behind_by_a_finished_tool_are_killed(
 
 
 async def child_gone(pid_file: Path) -> bool:
-    """Return whether the process has died (a zombie counts) within a second.
+    """Return whether the process has died (a zombie counts) within ten seconds.
 
     SIGKILL sent to a group is delivered asynchronously: a grandchild the
     runner cannot wait for may take a moment to die.
     """
-    deadline = time.monotonic() + 1
+    deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if process_state(pid_file) in (None, "Z"):
             return True

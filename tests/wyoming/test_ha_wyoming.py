@@ -85,7 +85,7 @@ async def test_tts_entity_streams_three_sentences(
             """An LLM's reply: the rest waits until the first sentence is heard."""
             yield THREE_SENTENCES[0]
             yield "Tomorrow"
-            await asyncio.wait_for(first_audio.wait(), 10)
+            await asyncio.wait_for(first_audio.wait(), 120)
             yield THREE_SENTENCES[1].removeprefix("Tomorrow")
             yield THREE_SENTENCES[2]
 
