@@ -62,6 +62,7 @@ from .const import (
     DEFAULT_NAME,
     DEFAULT_URL,
     DOMAIN,
+    MAX_RETENTION_DAYS,
     SUBENTRY_AI_TASK,
 )
 from .llm import filter_invalid_llm_apis
@@ -112,7 +113,7 @@ AGENT_ONLY_OPTIONS = frozenset(
 )
 RECORD_OPTIONS_SCHEMA = vol.Schema(
     {
-        vol.Required(CONF_RETENTION_DAYS): number_box(0, 3650, unit="d"),
+        vol.Required(CONF_RETENTION_DAYS): number_box(0, MAX_RETENTION_DAYS, unit="d"),
         vol.Required(CONF_QUIET_MINUTES): number_box(1, 1440, unit="min"),
         vol.Required(CONF_NIGHTLY): BooleanSelector(),
         vol.Required(CONF_NIGHTLY_TIME): TimeSelector(),

@@ -81,6 +81,8 @@ DEFAULT_NIGHTLY: Final = True
 DEFAULT_NIGHTLY_TIME: Final = "03:00:00"
 SERVICE_RUN_NIGHTLY: Final = "run_nightly"
 DEFAULT_RETENTION_DAYS: Final = 90
+# The longest time the record keeps (or a deletion reaches back): ten years.
+MAX_RETENTION_DAYS: Final = 3650
 DEFAULT_QUIET_MINUTES: Final = 30
 # A new llama-server entry's options; readers of an option fall back to these.
 DEFAULT_ENTRY_OPTIONS: Final[dict[str, Any]] = {

@@ -23,12 +23,14 @@ from homeassistant.helpers.service import (
 )
 import probatio
 
+from .access import async_may_act
 from .const import (
     ATTR_ARGUMENTS,
     ATTR_CONVERSATION_ID,
     ATTR_OLDER_THAN_DAYS,
     ATTR_TOOL,
     DOMAIN,
+    MAX_RETENTION_DAYS,
     SERVICE_DELETE_CONVERSATIONS,
     SERVICE_INSTALL_EXAMPLES,
     SERVICE_RELOAD,
@@ -39,7 +41,6 @@ from .record import InProgress
 from .runtime import DATA_RECORD, DATA_TOOLS, DesktopAssistantConfigEntry
 from .store import StoreError
 from .tool_files import async_install_examples, async_load_tools
-from .tool_files.access import async_may_run_directly
 from .tools import ArgumentError, parse_arguments
 
 _LOGGER = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ DELETE_CONVERSATIONS_SCHEMA = probatio.Schema(
     probatio.All(
         {
             probatio.Exclusive(ATTR_OLDER_THAN_DAYS, "which"): probatio.All(
-                probatio.Coerce(float), probatio.Range(min=0)
+                probatio.Coerce(float), probatio.Range(min=0, max=MAX_RETENTION_DAYS)
             ),
             probatio.Exclusive(ATTR_CONVERSATION_ID, "which"): cv.string,
         },
@@ -74,7 +75,7 @@ async def async_run_tool(call: ServiceCall) -> ServiceResponse:
     registry = call.hass.data[DATA_TOOLS]
     name = call.data[ATTR_TOOL]
     arguments = call.data.get(ATTR_ARGUMENTS)
-    if not await async_may_run_directly(call.hass, call.context):
+    if not await async_may_act(call.hass, call.context):
         raise ServiceValidationError(
             translation_domain=DOMAIN,
             translation_key="tool_admin_only",

@@ -7,6 +7,7 @@ import logging
 import sqlite3
 from typing import Any
 
+from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.util import dt as dt_util
@@ -25,7 +26,10 @@ from custom_components.desktop_assistant.memory.prompts import plan_messages
 from custom_components.desktop_assistant.memory.revisions import (
     revisions as page_revisions,
 )
-from custom_components.desktop_assistant.memory.schedule import CATCH_UP_DELAY
+from custom_components.desktop_assistant.memory.schedule import (
+    CATCH_UP_DELAY,
+    schedule_entry,
+)
 from custom_components.desktop_assistant.runtime import (
     DATA_MEMORY,
     DATA_NIGHTLY,
@@ -33,6 +37,7 @@ from custom_components.desktop_assistant.runtime import (
 )
 from custom_components.desktop_assistant.store import DB_FILE
 from tests.harness.agent import Agent
+from tests.harness.agent_entry import async_add_agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import Said, add_conversation, add_page
 
@@ -436,6 +441,20 @@ async def test_only_the_last_fifty_runs_are_kept(
     assert len(listed) == 50
 
 
+async def test_runs_skipped_meanwhile_never_push_out_the_running_run(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    memory = memory_of(hass)
+    running = await memory.async_write(
+        lambda c, now: runs.insert_run(c, "schedule", now)
+    )
+    for _ in range(runs.KEEP_RUNS + 5):  # an automation asking again and again
+        await memory.async_write(lambda c, now: runs.record_skipped(c, "action", now))
+    listed = await memory.async_read(lambda c: runs.list_runs(c, 100))
+    assert len(listed) == runs.KEEP_RUNS + 1
+    assert running in [r["run_id"] for r in listed]
+
+
 async def first_seen_two_days_ago(hass: HomeAssistant) -> datetime:
     """Make the last two nights' runs missed, as after two days down; return now."""
     now = dt_util.now()
@@ -565,6 +584,30 @@ async def test_runs_at_the_time_of_day_of_the_options(
         options={"nightly": True, "nightly_time": "05:30:00"},
     )
     await hass.async_block_till_done()
+    freezer.move_to(dt_util.as_utc(dt_util.now().replace(hour=5, minute=30, second=0)))
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done()
+    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    assert [r["trigger"] for r in listed] == ["schedule", "action"]
+
+
+async def test_the_first_loaded_entry_times_the_pass_and_hands_it_on(
+    hass: HomeAssistant, agent: Agent, freezer: Any
+) -> None:
+    freezer.move_to(dt_util.as_utc(dt_util.now().replace(hour=4, minute=0, second=0)))
+    await run(hass)  # nothing missed since
+    (subentry,) = agent.entry.subentries.values()
+    second, _ = await async_add_agent(
+        hass,
+        agent.entry.data[CONF_URL],
+        dict(subentry.data),
+        entry_options={"nightly": True, "nightly_time": "05:30:00"},
+    )
+    await hass.async_block_till_done()
+    assert schedule_entry(hass) is agent.entry
+    # Unloading the first entry hands the schedule to the second, at its time.
+    assert await hass.config_entries.async_unload(agent.entry.entry_id)
+    assert schedule_entry(hass) is second
     freezer.move_to(dt_util.as_utc(dt_util.now().replace(hour=5, minute=30, second=0)))
     async_fire_time_changed(hass)
     await hass.async_block_till_done()

@@ -324,6 +324,9 @@ async def test_run_nightly_is_refused_to_a_member_and_open_to_automations(
     with pytest.raises(ServiceValidationError) as caught:
         await run(hass, Context(user_id=hass_read_only_user.id))
     assert caught.value.translation_key == "run_nightly_admin_only"
+    # A user id nobody has is refused as HA's admin actions refuse it.
+    with pytest.raises(ServiceValidationError):
+        await run(hass, Context(user_id="0123456789abcdef0123456789abcdef"))
     assert await listed_runs(hass) == []
     assert (await run(hass, Context(user_id=hass_admin_user.id)))["outcome"] == "ok"
     # An automation or a script: no user.

@@ -1,14 +1,18 @@
 """The panel's websocket commands and the delete_conversations action."""
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
 from homeassistant.util import dt as dt_util
 import pytest
+import voluptuous as vol
+import yaml
 
-from custom_components.desktop_assistant.const import DOMAIN
+import custom_components.desktop_assistant
+from custom_components.desktop_assistant.const import DOMAIN, MAX_RETENTION_DAYS
 from custom_components.desktop_assistant.record import Record
 from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
@@ -276,3 +280,25 @@ async def test_the_delete_action(hass: HomeAssistant, record: Record) -> None:
             DOMAIN, "delete_conversations", {"conversation_id": "new"}, blocking=True
         )
     assert raised.value.translation_key == "conversation_not_found"
+
+
+@pytest.mark.parametrize("days", [-1, 1e6, "inf", "nan"])
+async def test_the_delete_action_refuses_an_age_beyond_the_record(
+    hass: HomeAssistant, record: Record, days: Any
+) -> None:
+    await seed(hass, "old", dt_util.utcnow().timestamp() - 40 * DAY, "the quokka")
+    with pytest.raises(vol.Invalid, match="older_than_days"):
+        await hass.services.async_call(
+            DOMAIN, "delete_conversations", {"older_than_days": days}, blocking=True
+        )
+    assert [c["conversation_id"] for c in await listed(hass)] == ["old"]
+
+
+def test_the_delete_actions_form_allows_what_its_schema_does() -> None:
+    services = yaml.safe_load(
+        (
+            Path(custom_components.desktop_assistant.__file__).parent / "services.yaml"
+        ).read_text()
+    )
+    number = services["delete_conversations"]["fields"]["older_than_days"]
+    assert number["selector"]["number"]["max"] == MAX_RETENTION_DAYS

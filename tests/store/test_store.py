@@ -262,3 +262,18 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
     ) == [("conv-unread",)]
     memory = hass.data[DATA_MEMORY]
     assert "Sara's sister" in await memory.async_recall("Anouk")
+
+
+def test_a_transaction_sqlite_ended_itself_raises_its_own_error(
+    tmp_path: Path,
+) -> None:
+    connection = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
+    connection.execute("CREATE TABLE t (x)")
+    # As on a full disk: SQLite rolls back by itself, then the error comes.
+    full = pytest.raises(sqlite3.OperationalError, match="database or disk is full")
+    with full, transaction(connection):
+        connection.execute("INSERT INTO t VALUES (1)")
+        connection.execute("ROLLBACK")
+        raise sqlite3.OperationalError("database or disk is full")
+    assert connection.execute("SELECT count(*) FROM t").fetchone() == (0,)
+    connection.close()

@@ -15,15 +15,9 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.util import dt as dt_util
 import probatio as vol
 
-from ..const import (
-    CONF_NIGHTLY,
-    CONF_NIGHTLY_TIME,
-    DEFAULT_NIGHTLY,
-    DEFAULT_NIGHTLY_TIME,
-    DOMAIN,
-)
+from ..const import DOMAIN
 from ..memory import runs as nightly_runs
-from ..memory.schedule import parse_time
+from ..memory.schedule import nightly_time, schedule_entry
 from ..record.conversation_record import RETENTION_HOUR
 from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD, DATA_STORE
 from ..websocket_commands import ERR_IN_PROGRESS, Refused, admin_command
@@ -41,20 +35,11 @@ def next_daily(at: dt_time, now: datetime) -> datetime:
     return scheduled if scheduled > now else scheduled + timedelta(days=1)
 
 
-def nightly_time(hass: HomeAssistant) -> dt_time | None:
-    """When the nightly pass runs, by the first entry's options; None when off."""
-    entries = hass.config_entries.async_loaded_entries(DOMAIN)
-    options = entries[0].options if entries else {}
-    if not options.get(CONF_NIGHTLY, DEFAULT_NIGHTLY):
-        return None
-    return parse_time(options.get(CONF_NIGHTLY_TIME, DEFAULT_NIGHTLY_TIME))
-
-
 async def nightly_job(hass: HomeAssistant, now: datetime) -> dict[str, Any] | None:
     """The nightly pass as a job, when memory is on."""
     if (memory := hass.data.get(DATA_MEMORY)) is None:
         return None
-    at = nightly_time(hass)
+    at = nightly_time(schedule_entry(hass))
     found = await memory.async_read(lambda db: nightly_runs.list_runs(db, RUNS_SHOWN))
     return {
         "job": JOB_NIGHTLY,

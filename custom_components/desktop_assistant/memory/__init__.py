@@ -18,6 +18,7 @@ from homeassistant.core import (
 )
 from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
+from ..access import async_may_act
 from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
 from ..record import async_listen_quiet, database
 from ..runtime import (
@@ -31,7 +32,7 @@ from ..store import StoreError
 from . import extraction, runs
 from .household import Memory
 from .nightly import NightlyPass
-from .schedule import NightlySchedule
+from .schedule import NightlySchedule, schedule_entry
 from .schema import SCHEMA
 from .websocket import async_register_commands
 
@@ -94,14 +95,11 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
 
 
 async def _async_check_admin(hass: HomeAssistant, call: ServiceCall) -> None:
-    """Refuse a signed-in user who is not an administrator.
+    """Refuse a signed-in user who is not an administrator, or is nobody's id.
 
     Automations and scripts (no user, or the system) run the pass.
     """
-    if call.context.user_id is None:
-        return
-    user = await hass.auth.async_get_user(call.context.user_id)
-    if user is not None and not user.is_admin and not user.system_generated:
+    if not await async_may_act(hass, call.context):
         raise ServiceValidationError(
             translation_domain=DOMAIN, translation_key="run_nightly_admin_only"
         )
@@ -152,7 +150,17 @@ async def _async_fill_queue(hass: HomeAssistant, memory: Memory) -> None:
 
 @callback
 def async_schedule_nightly(hass: HomeAssistant, entry: ConfigEntry) -> None:
-    """Schedule the nightly pass by a loaded entry's options."""
-    if (schedule := hass.data.get(DATA_NIGHTLY_SCHEDULE)) is not None:
-        schedule.async_schedule(entry)
-        entry.async_on_unload(schedule.async_stop)
+    """Time the nightly pass by the first loaded entry, again when `entry` unloads."""
+    if (schedule := hass.data.get(DATA_NIGHTLY_SCHEDULE)) is None:
+        return
+    if (first := schedule_entry(hass, adding=entry)) is not None:
+        schedule.async_schedule(first)
+
+    @callback
+    def unloaded() -> None:
+        if (remaining := schedule_entry(hass, removing=entry)) is None:
+            schedule.async_stop()
+        else:
+            schedule.async_schedule(remaining)
+
+    entry.async_on_unload(unloaded)

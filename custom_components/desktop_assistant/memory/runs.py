@@ -163,16 +163,16 @@ def finish_run(
     summary: dict[str, Any],
     detail: dict[str, Any],
 ) -> None:
-    """Record how a run ended; keep the last KEEP_RUNS runs."""
+    """Record how a run ended; keep the last KEEP_RUNS runs, and any still running."""
     connection.execute(
         "UPDATE nightly_runs SET duration = ?, outcome = ?, summary = ?, detail = ? "
         "WHERE id = ?",
         (duration, outcome, json.dumps(summary), json.dumps(detail), run),
     )
     connection.execute(
-        "DELETE FROM nightly_runs WHERE id NOT IN "
+        "DELETE FROM nightly_runs WHERE outcome != ? AND id NOT IN "
         "(SELECT id FROM nightly_runs ORDER BY id DESC LIMIT ?)",
-        (KEEP_RUNS,),
+        (RUNNING, KEEP_RUNS),
     )
 
 

@@ -6,7 +6,7 @@ import logging
 import sqlite3
 from typing import Final
 
-from homeassistant.config_entries import ConfigEntry
+from homeassistant.config_entries import ConfigEntry, ConfigEntryState
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.util import dt as dt_util
@@ -34,13 +34,11 @@ class NightlySchedule:
         self._generation = 0
 
     @callback
-    def async_schedule(self, entry: ConfigEntry | None) -> None:
+    def async_schedule(self, entry: ConfigEntry) -> None:
         """Run daily at the entry's time of day (unless off); catch up a missed run."""
         self.async_stop()
-        options = DEFAULT_ENTRY_OPTIONS | dict(entry.options if entry else {})
-        if not options[CONF_NIGHTLY]:
+        if (at := nightly_time(entry)) is None:
             return
-        at = parse_time(options[CONF_NIGHTLY_TIME])
 
         async def scheduled(now: datetime) -> None:
             await self._async_run("schedule")
@@ -109,6 +107,32 @@ class NightlySchedule:
             unsubscribe()
         self._unsubscribe = []
         self._generation += 1
+
+
+def schedule_entry(
+    hass: HomeAssistant,
+    *,
+    adding: ConfigEntry | None = None,
+    removing: ConfigEntry | None = None,
+) -> ConfigEntry | None:
+    """The entry whose options time the nightly pass: the first loaded one.
+
+    `adding` is an entry still being set up, `removing` one being unloaded.
+    """
+    for entry in hass.config_entries.async_entries(DOMAIN):
+        if entry is removing:
+            continue
+        if entry is adding or entry.state is ConfigEntryState.LOADED:
+            return entry
+    return None
+
+
+def nightly_time(entry: ConfigEntry | None) -> dt_time | None:
+    """The time of day the entry's options run the pass at; None when they turn it off."""
+    options = DEFAULT_ENTRY_OPTIONS | dict(entry.options if entry else {})
+    if not options[CONF_NIGHTLY]:
+        return None
+    return parse_time(options[CONF_NIGHTLY_TIME])
 
 
 def parse_time(value: str) -> dt_time:

@@ -44,7 +44,10 @@ def transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield connection
     except BaseException:
-        connection.execute("ROLLBACK")
+        # SQLite ends the transaction itself on some errors (a full disk, an
+        # I/O error); a ROLLBACK then would hide that error behind its own.
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
 

@@ -7,10 +7,10 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import intent
 import probatio
 
+from ..access import async_may_act
 from ..agent.spoken import async_spoken_text
 from ..const import INTENT_PREFIX
 from ..tools import ToolRegistry, ToolSpec, camel_case
-from .access import async_may_run_directly
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class ToolIntentHandler(intent.IntentHandler):
         intent's language (see access.py).
         """
         response = intent_obj.create_response()
-        if not await async_may_run_directly(intent_obj.hass, intent_obj.context):
+        if not await async_may_act(intent_obj.hass, intent_obj.context):
             refusal = await async_spoken_text(
                 intent_obj.hass, "tool_admin_only", intent_obj.language
             )

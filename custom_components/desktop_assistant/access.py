@@ -1,4 +1,7 @@
-"""Who may run a tool file directly, outside an agent's conversation.
+"""Who may do what only an administrator decides.
+
+That is running a tool file directly, outside an agent's conversation, and
+running the nightly pass of memory.
 
 The run_tool action and the tool intents run a tool at once, a changing one
 included: an automation, a script or a custom sentence is its author's
@@ -9,8 +12,8 @@ that; an agent's tool call (llm.py) still asks the person for a yes.
 from homeassistant.core import Context, HomeAssistant
 
 
-async def async_may_run_directly(hass: HomeAssistant, context: Context) -> bool:
-    """Whether the caller may run a tool directly.
+async def async_may_act(hass: HomeAssistant, context: Context) -> bool:
+    """Whether the caller may do what an administrator decides.
 
     Yes with no user (automations, triggers) or a system user (HA's own
     integrations, the supervisor), and for an administrator; no for any
