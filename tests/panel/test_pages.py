@@ -331,6 +331,51 @@ def test_deep_links_back_forward_and_reload(
     page.find("[data-detail=page] [data-hint]")
 
 
+# Goes to a path of the panel as its own links do, without reloading the page.
+NAVIGATE = """
+history.pushState(null, "", arguments[0]);
+window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace: false } }));
+"""
+
+
+def test_urls_that_name_nothing_show_a_list_or_not_found(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    # A tab named after a member every object has is no tab: the first one.
+    page = open_panel(
+        browser, home_assistant, admin_tokens, "/desktop-assistant/constructor"
+    )
+    page.find("[data-tab=conversations].active")
+    page.find("[data-detail=conversation] [data-hint]")
+
+    # A malformed escape names no item: the tab's list.
+    page = open_panel(
+        browser, home_assistant, admin_tokens, "/desktop-assistant/memory/%E0"
+    )
+    page.find("[data-tab=memory].active")
+    page.find("[data-detail=page] [data-hint]")
+    page.find("[data-list=pages] [data-page=Sara]")
+
+    # What was open closes when the next URL names nothing there is.
+    sara = page_id(home_assistant, admin_tokens, "Sara")
+    browser.execute_script(NAVIGATE, f"/desktop-assistant/memory/{sara}")
+    page.wait_for(lambda: page.text("[data-field=page-name]") == "Sara", what="Sara")
+    browser.execute_script(NAVIGATE, "/desktop-assistant/memory/not-a-number")
+    page.find("[data-error=not_found]")
+    page.find("[data-detail=page] [data-hint]")
+    assert not page.find_all("[data-field=page-name]")
+
+    browser.execute_script(NAVIGATE, "/desktop-assistant/conversations/kitchen-weather")
+    page.find("[data-detail=conversation] [data-entry=tool_call]")
+    browser.execute_script(NAVIGATE, "/desktop-assistant/conversations/deleted-since")
+    page.find("[data-error=not_found]")
+    page.find("[data-detail=conversation] [data-hint]")
+    assert not page.find_all("[data-detail=conversation] [data-entry]")
+
+
 # The module's own code, timed in the browser on texts that used to freeze it.
 TIMING = """
 const [url, done] = [arguments[0], arguments[arguments.length - 1]];

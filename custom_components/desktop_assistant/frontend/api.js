@@ -86,9 +86,14 @@ export class Api {
     try {
       return await this.hass.callWS({ ...message, type: `${DOMAIN}/${message.type}` });
     } catch (error) {
-      if (errorBox) fill(errorBox, h("div", { class: "error-bar", role: "alert", "data-error": error.code || "" }, this.errorSentence(error)));
+      if (errorBox) this.showError(errorBox, error);
       throw error;
     }
+  }
+
+  // Shows a failure in `errorBox` as the sentence a person reads.
+  showError(errorBox, error) {
+    fill(errorBox, h("div", { class: "error-bar", role: "alert", "data-error": error.code || "" }, this.errorSentence(error)));
   }
 }
 

@@ -35,8 +35,9 @@ export class ConversationsView extends View {
 
   async show(conversationId) {
     if (!this.loaded) {
-      this.loaded = true;
+      // Loaded only once both answered: after a failure the next show tries again.
       await Promise.all([this.loadDevices(), this.load(false)]);
+      this.loaded = true;
     }
     this.selected = conversationId;
     this.renderList();
@@ -129,7 +130,7 @@ export class ConversationsView extends View {
   }
 
   async open(conversationId) {
-    const conversation = await this.call({ type: "conversations/get", conversation_id: conversationId });
+    const conversation = await this.split.fetch(() => this.call({ type: "conversations/get", conversation_id: conversationId }));
     this.split.open(
       h(
         "div",

@@ -7,13 +7,22 @@ export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes || {})) {
     if (value === undefined || value === null || value === false) continue;
-    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    if (name.startsWith("on")) element.addEventListener(name.slice(2), settled(value));
     else if (name === "class") element.className = value;
     else if (name in element && typeof value !== "string") element[name] = value;
     else element.setAttribute(name, value === true ? "" : value);
   }
   append(element, children);
   return element;
+}
+
+// A listener whose command failed has shown the error sentence (`api.call`);
+// its promise must not also be an unhandled rejection.
+function settled(listener) {
+  return (event) => {
+    const result = listener(event);
+    if (result instanceof Promise) result.catch((error) => console.debug(error));
+  };
 }
 
 // Replaces an element's children; arrays among them are spread.

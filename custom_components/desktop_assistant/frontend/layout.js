@@ -23,6 +23,17 @@ export class Split {
     fill(this.detail, h("div", { class: "toolbar back-bar" }, this.back()), children);
   }
 
+  // What `read()` answers for the item to open; when it fails nothing stale
+  // stays open beside the URL of another item.
+  async fetch(read) {
+    try {
+      return await read();
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+  }
+
   // Nothing open: the hint, never an empty card.
   close() {
     this.element.classList.remove("opened");
@@ -65,5 +76,14 @@ export class View {
 
   call(message) {
     return this.panel.api.call(message, this.error);
+  }
+
+  // The id an item's URL names: a whole number, or else no item there is.
+  itemId(item) {
+    const id = Number(item);
+    if (Number.isInteger(id)) return id;
+    const error = { code: "not_found", message: `${item}: not found` };
+    this.panel.api.showError(this.error, error);
+    throw error;
   }
 }

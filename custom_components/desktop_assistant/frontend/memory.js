@@ -42,7 +42,7 @@ export class MemoryView extends View {
       this.split.close();
       return;
     }
-    await this.open(Number(pageId));
+    await this.open(pageId);
   }
 
   async refresh() {
@@ -163,7 +163,7 @@ export class MemoryView extends View {
   }
 
   async open(pageId) {
-    this.current = await this.call({ type: "memory/pages/get", page_id: pageId });
+    this.current = await this.split.fetch(() => this.call({ type: "memory/pages/get", page_id: this.itemId(pageId) }));
     this.renderList();
     this.renderPage();
   }

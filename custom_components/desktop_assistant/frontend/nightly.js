@@ -30,7 +30,7 @@ export class NightlyView extends View {
   async show(runId) {
     await this.refresh();
     if (runId === null) this.split.close();
-    else await this.open(Number(runId));
+    else await this.open(runId);
   }
 
   summary(run) {
@@ -75,7 +75,7 @@ export class NightlyView extends View {
   }
 
   async open(runId) {
-    const run = await this.call({ type: "memory/runs/get", run_id: runId });
+    const run = await this.split.fetch(() => this.call({ type: "memory/runs/get", run_id: this.itemId(runId) }));
     this.split.open(
       h("h2", { style: "margin-top: 0" }, formatTime(run.started_at, this.panel.language)),
       h("div", { class: "meta" }, `${this.panel.api.label("triggers", run.trigger)} · ${run.outcome} · ${formatSeconds(run.duration)}`),

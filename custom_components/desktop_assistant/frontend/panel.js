@@ -93,8 +93,14 @@ class DesktopAssistantPanel extends HTMLElement {
   _location() {
     const path = (this._route && this._route.path) || "";
     const [tab, ...rest] = path.split("/").filter(Boolean);
-    const item = rest.length ? decodeURIComponent(rest.join("/")) : null;
-    return VIEWS[tab] ? [tab, item] : [FIRST_TAB, null];
+    // Own keys only: `/constructor` names no view.
+    if (!Object.hasOwn(VIEWS, tab)) return [FIRST_TAB, null];
+    try {
+      return [tab, rest.length ? decodeURIComponent(rest.join("/")) : null];
+    } catch {
+      // A malformed escape (`/memory/%E0`) names no item: the tab's list.
+      return [tab, null];
+    }
   }
 
   // `again`: a click on what is shown reads it afresh.
