@@ -15,7 +15,12 @@ import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory import Memory, pages, runs
+from custom_components.desktop_assistant.memory import (
+    Memory,
+    extraction as extraction_queue,
+    pages,
+    runs,
+)
 from custom_components.desktop_assistant.memory.consolidation import (
     PLAN_CHARS,
     shown_pages,
@@ -137,6 +142,25 @@ async def test_extraction_notes_facts_and_never_sends_tool_results(
     (revision,) = await memory_of(hass).async_read(lambda c: page_revisions(c, page.id))
     assert revision["author"] == "extraction"
     assert revision["source"] == "conv-birthday"
+
+
+async def test_a_conversation_that_could_not_be_queued_is_read_by_the_next_pass(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    said = [Said("user", "Anouk's birthday is 3 November, remember that.")]
+    await add_conversation(hass, "conv-lost", said, AT)
+    # As when the database was locked while it went quiet: never queued.
+    await memory_of(hass).async_write(
+        lambda c, _now: extraction_queue.dequeue(c, "conv-lost")
+    )
+    agent.server.script = [answer({"notes": []})]
+    result = await run(hass)
+    assert result["summary"]["conversations"] == 1
+    assert "Anouk's birthday is 3 November" in user_content(
+        agent.server.chat_requests[0]
+    )
+    # Read now: the next pass does not queue it again.
+    assert (await run(hass))["summary"]["conversations"] == 0
 
 
 async def test_a_conversation_is_read_once_and_a_resumed_one_from_its_new_entries(

@@ -5,7 +5,6 @@ the conversations the record says went quiet, and offers the nightly pass as
 the `run_nightly` action (administrators, automations and scripts).
 """
 
-from datetime import datetime
 import logging
 
 from homeassistant.config_entries import ConfigEntry
@@ -20,7 +19,7 @@ from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 
 from ..access import async_may_act
 from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
-from ..record import async_listen_quiet, database
+from ..record import async_listen_quiet
 from ..runtime import (
     DATA_MEMORY,
     DATA_NIGHTLY,
@@ -32,6 +31,7 @@ from ..store import StoreError
 from . import extraction, runs
 from .household import Memory
 from .nightly import NightlyPass
+from .queue import async_queue_unread
 from .schedule import NightlySchedule, schedule_entry
 from .schema import SCHEMA
 from .websocket import async_register_commands
@@ -41,8 +41,6 @@ __all__ = ["SCHEMA", "Memory", "async_schedule_nightly", "async_setup_memory"]
 _LOGGER = logging.getLogger(__name__)
 
 STATE_QUEUE_FILLED = "queue_filled"
-# Conversations read per query while filling the queue once after an upgrade.
-FILL_PAGE = 500
 
 
 async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
@@ -111,6 +109,7 @@ async def _async_enqueue(memory: Memory, conversation_id: str) -> None:
             lambda connection, now: extraction.enqueue(connection, conversation_id, now)
         )
     except StoreError:
+        # The next pass finds it: it queues every quiet conversation not read.
         _LOGGER.debug("Conversation %s not queued for extraction", conversation_id)
 
 
@@ -122,25 +121,7 @@ async def _async_fill_queue(hass: HomeAssistant, memory: Memory) -> None:
             lambda connection: runs.get_state(connection, STATE_QUEUE_FILLED)
         ):
             return
-        before = None
-        while True:
-            found, before = await record.async_read(
-                lambda connection, cursor=before: database.list_conversations(
-                    connection, limit=FILL_PAGE, before=cursor
-                )
-            )
-            quiet = [
-                (c["conversation_id"], datetime.fromisoformat(c["last_activity_at"]))
-                for c in found
-                if c["status"] == "quiet"
-            ]
-            await memory.async_write(
-                lambda connection, now, ids=quiet: extraction.enqueue_unread(
-                    connection, ids, now
-                )
-            )
-            if before is None:
-                break
+        await async_queue_unread(record, memory)
         await memory.async_write(
             lambda connection, now: runs.set_state(connection, STATE_QUEUE_FILLED, "1")
         )

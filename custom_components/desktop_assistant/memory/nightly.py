@@ -53,6 +53,7 @@ from .prompts import (
     extraction_messages,
     plan_messages,
 )
+from .queue import async_queue_unread
 from .revisions import latest_revision
 
 _LOGGER = logging.getLogger(__name__)
@@ -266,6 +267,7 @@ class NightlyPass:
         longer holds leaves the queue.
         """
         record = self.hass.data[DATA_RECORD]
+        await async_queue_unread(record, self.memory)
         queue = await self.memory.async_read(
             lambda connection: extraction.queued(connection, MAX_CONVERSATIONS * 4)
         )
