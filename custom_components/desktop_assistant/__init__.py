@@ -58,8 +58,18 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     The tools also become intents and the run_tool action.
     """
     store = await async_setup_store(hass, SCHEMAS)
-    async_setup_record(hass, store)
+    record = async_setup_record(hass, store)
     await async_setup_memory(hass)
+    if not store.available:
+
+        async def opened() -> None:
+            # Entries reload so that memory's sensor and schedule exist.
+            record.async_start()
+            await async_setup_memory(hass)
+            for entry in hass.config_entries.async_loaded_entries(DOMAIN):
+                hass.config_entries.async_schedule_reload(entry.entry_id)
+
+        store.async_reopen_later(opened)
     hass.data[DATA_CONFIRMATIONS] = Confirmations()
     await async_setup_tools(hass)
     async_setup_services(hass)

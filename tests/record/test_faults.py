@@ -1,16 +1,19 @@
 """A locked or corrupt database never stops an answer; transcripts stay private."""
 
 import asyncio
+from collections.abc import Iterator
 import json
 import logging
 from pathlib import Path
 import sqlite3
+from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 import pytest
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
 from pytest_homeassistant_custom_component.components.diagnostics import (
     get_diagnostics_for_config_entry,
 )
@@ -25,6 +28,7 @@ from custom_components.desktop_assistant.record.models import (
     TurnWrite,
 )
 from custom_components.desktop_assistant.store import DB_FILE, in_order
+from custom_components.desktop_assistant.store.store import REOPEN_DELAY
 from tests.harness.agent import Agent, speech
 from tests.harness.llama_server import text_reply, tool_call_reply
 
@@ -43,6 +47,46 @@ def corrupt_database(hass: HomeAssistant) -> None:
     path = Path(hass.config.path(DOMAIN, DB_FILE))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"\x00garbage" * 1000)
+
+
+@pytest.fixture
+def locked_at_start(hass: HomeAssistant) -> Iterator[sqlite3.Connection]:
+    """Another program holds assistant.db's lock when Home Assistant starts."""
+    path = Path(hass.config.path(DOMAIN, DB_FILE))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    yield other
+    if other.in_transaction:
+        other.execute("ROLLBACK")
+    other.close()
+
+
+async def test_a_database_locked_at_start_is_used_once_it_is_free(
+    hass: HomeAssistant,
+    locked_at_start: sqlite3.Connection,
+    agent: Agent,
+    freezer: Any,
+) -> None:
+    assert has_issue(hass, "database_locked")
+    assert not record_of(hass).available
+    assert hass.states.get("sensor.household_profile_size") is None
+
+    locked_at_start.execute("ROLLBACK")
+    freezer.tick(REOPEN_DELAY + 1)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert record_of(hass).available
+    assert not has_issue(hass, "database_locked")
+    # The entry was reloaded: memory's sensor is there, the record records.
+    assert hass.states.get("sensor.household_profile_size") is not None
+    agent.server.script = [text_reply("Under the flowerpot.")]
+    result = await agent.ask(SECRET_QUESTION)
+    found = await stored(hass, result.conversation_id)
+    assert [e.get("text") for e in found["entries"]] == [
+        SECRET_QUESTION,
+        "Under the flowerpot.",
+    ]
 
 
 async def test_a_corrupt_database_the_agent_still_answers(

@@ -4,11 +4,13 @@ import contextlib
 from pathlib import Path
 import sqlite3
 import threading
+from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.setup import async_setup_component
 import pytest
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
@@ -20,7 +22,7 @@ from custom_components.desktop_assistant.store import (
     StoreLocked,
     in_order,
 )
-from custom_components.desktop_assistant.store.store import transaction
+from custom_components.desktop_assistant.store.store import REOPEN_DELAY, transaction
 
 MIGRATIONS = in_order(SCHEMAS)
 LATEST = MIGRATIONS[-1].version
@@ -194,6 +196,41 @@ async def test_an_unwritable_database_is_reported(hass: HomeAssistant) -> None:
     assert await async_setup_component(hass, DOMAIN, {})
     assert not hass.data[DATA_STORE].available
     assert issue_ids(hass) == {"database_unwritable"}
+
+
+async def test_a_database_locked_at_start_opens_once_the_lock_is_gone(
+    hass: HomeAssistant, freezer: Any
+) -> None:
+    path = db_path(hass)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # a database browser holding the file
+    assert await async_setup_component(hass, DOMAIN, {})
+    store = hass.data[DATA_STORE]
+    assert not store.available
+    assert DATA_MEMORY not in hass.data
+    assert issue_ids(hass) == {"database_locked"}
+
+    # Still held at the first try: it stays closed and tries again.
+    freezer.tick(REOPEN_DELAY + 1)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert not store.available
+
+    other.execute("ROLLBACK")
+    other.close()
+    freezer.tick(REOPEN_DELAY + 1)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert store.available
+    assert issue_ids(hass) == set()
+    memory = hass.data[DATA_MEMORY]
+    assert (await memory.async_remember("Anouk", "Plays the cello")).startswith(
+        "Noted on Anouk"
+    )
+    assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
+        (LATEST,)
+    ]
 
 
 def make_version_2_database(path: Path) -> None:

@@ -12,6 +12,9 @@ store knows no feature's tables. Migrations run in order at setup,
 each in its own transaction with the version bump, so a failed one leaves the
 file at the previous version. A file whose version is newer than the last
 migration is not touched: the store stays closed and a Repairs issue says so.
+A file that is locked by another program or cannot be written at start is
+tried again every minute (`Store.async_reopen_later`); once it opens, the
+features that need it start.
 Features reach the store through `hass.data[DATA_STORE]` (runtime.py) and treat
 `StoreError` (raised by `async_run`) as "not recorded this time": the store
 has already logged a warning and raised the Repairs issue for it.

@@ -1,17 +1,19 @@
 """The database connection on its own worker thread, migrated at setup."""
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 import contextlib
+from datetime import datetime
 import logging
 from pathlib import Path
 import sqlite3
 from typing import Final
 
 from homeassistant.const import EVENT_HOMEASSISTANT_CLOSE
-from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.core import CALLBACK_TYPE, Event, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
+from homeassistant.helpers.event import async_call_later
 
 from ..const import CONFIG_FOLDER, DOMAIN
 from ..runtime import DATA_STORE
@@ -31,6 +33,9 @@ DB_FILE: Final = "assistant.db"
 # How long a statement waits for another program's write lock; it waits on
 # the worker thread, never on the event loop.
 BUSY_TIMEOUT: Final = 2.0
+# How often a file that could not open at start is tried again, while its
+# fault can pass (another program's lock, permissions being fixed).
+REOPEN_DELAY: Final = 60.0
 ISSUE_PREFIX: Final = "database_"
 # Faults that can go away by themselves: their issue is cleared by the next
 # statement that succeeds.
@@ -115,6 +120,8 @@ class Store:
         self._executor: ThreadPoolExecutor | None = None
         self._connection: sqlite3.Connection | None = None
         self._issues: set[str] = set()
+        self._fault: Exception | None = None
+        self._cancel_reopen: CALLBACK_TYPE | None = None
 
     @property
     def available(self) -> bool:
@@ -131,16 +138,38 @@ class Store:
                 lambda: connect(self.path, self.migrations)
             )
         except StoreError as err:
+            self._fault = err
             self._report(err)
             await self._async_stop_thread()
             return False
         except Exception as err:  # a bug in a migration must not stop setup
             _LOGGER.exception("%s: a migration failed", self.path)
+            self._fault = err
             self._report(StoreError(f"a migration failed: {err!r}"))
             await self._async_stop_thread()
             return False
+        self._fault = None
         self._clear_issues()
         return True
+
+    @callback
+    def async_reopen_later(self, opened: Callable[[], Awaitable[None]]) -> None:
+        """Try a file that did not open again while its fault can pass; then `opened()`.
+
+        A damaged or newer file, or a failed migration, waits for a person.
+        """
+        if not isinstance(self._fault, (StoreLocked, StoreUnwritable)):
+            return
+
+        async def reopen(now: datetime) -> None:
+            self._cancel_reopen = None
+            if await self.async_open():
+                _LOGGER.info("%s: opened", self.path)
+                await opened()
+            else:
+                self.async_reopen_later(opened)
+
+        self._cancel_reopen = async_call_later(self.hass, REOPEN_DELAY, reopen)
 
     async def async_run[T](self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work(connection)` on the store's thread and return its result.
@@ -161,6 +190,9 @@ class Store:
 
     async def async_close(self) -> None:
         """Close the file and end the store's thread."""
+        if self._cancel_reopen is not None:
+            self._cancel_reopen()
+            self._cancel_reopen = None
         if (connection := self._connection) is not None:
             self._connection = None
             with contextlib.suppress(StoreError):
