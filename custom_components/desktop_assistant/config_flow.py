@@ -165,9 +165,12 @@ async def _async_check_server(
     """Return the server's models, or the form errors when checking it failed."""
     try:
         cv.url(url)
-    except vol.Invalid:
+        has_credentials = URL(url).user is not None
+    except (vol.Invalid, ValueError):
+        # urlparse and yarl raise ValueError (UnicodeError too) on a host
+        # such as "[::1" or "x[::1]".
         return [], {CONF_URL: "invalid_url"}
-    if api_key and URL(url).user is not None:
+    if api_key and has_credentials:
         # aiohttp refuses a request that carries both.
         return [], {CONF_API_KEY: "key_and_url_credentials"}
     client = LlamaServerClient(async_get_clientsession(hass), url, api_key)

@@ -181,7 +181,18 @@ async def test_user_flow_timeout(
     assert result["errors"] == {"base": "timeout_connect"}
 
 
-@pytest.mark.parametrize("url", ["not a url", "ftp://example.org/v1", ""])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "not a url",
+        "ftp://example.org/v1",
+        "",
+        # Hosts urlparse or yarl refuse with ValueError rather than vol.Invalid.
+        "http://[::1:8181/v1",
+        "http://x[::1]/v1",
+        "http://[myhost]:8181/v1",
+    ],
+)
 async def test_user_flow_invalid_url(hass: HomeAssistant, url: str) -> None:
     flow_id = await start_flow(hass)
     result = await hass.config_entries.flow.async_configure(flow_id, {CONF_URL: url})
@@ -331,17 +342,31 @@ async def test_add_and_reconfigure_conversation_agent(
     assert config_entry.state is config_entries.ConfigEntryState.LOADED
 
 
-async def test_add_agent_when_server_went_away(
+async def test_add_agent_when_the_url_is_no_longer_llama_server(
     hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
 ) -> None:
     await hass.config_entries.async_setup(config_entry.entry_id)
-    llama_server.models_override = (502, "Bad Gateway", "text/plain")
+    llama_server.models_override = (404, "Not Found", "text/plain")
     result = await hass.config_entries.subentries.async_init(
         (config_entry.entry_id, "conversation"),
         context={"source": config_entries.SOURCE_USER},
     )
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "cannot_connect"
+
+
+async def test_add_agent_while_a_proxy_says_the_server_is_off(
+    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
+) -> None:
+    # nginx's 502 is a machine asleep: the form offers the model it served last.
+    await hass.config_entries.async_setup(config_entry.entry_id)
+    llama_server.models_override = (502, "Bad Gateway", "text/plain")
+    result = await hass.config_entries.subentries.async_init(
+        (config_entry.entry_id, "conversation"),
+        context={"source": config_entries.SOURCE_USER},
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert default_name(result) == model_name(llama_server.model_id)
 
 
 async def test_models_body_is_llama_servers() -> None:

@@ -228,6 +228,17 @@ async def test_servers_list_names_the_agents(client: Any, agent: Agent) -> None:
     assert answer["error"]["code"] == "not_found"
 
 
+@pytest.mark.parametrize("settings", [["n_ctx", 4096], "4096", 4096, None])
+async def test_servers_list_reads_odd_props(
+    client: Any, agent: Agent, settings: Any
+) -> None:
+    health = agent.entry.runtime_data.health
+    health.props = {"total_slots": 1, "default_generation_settings": settings}
+    (server,) = (await result(client, type=f"{DOMAIN}/servers/list"))["servers"]
+    assert server["context"] is None
+    assert server["slots"] == 1
+
+
 async def test_describe_gives_page_kinds_and_error_codes(client: Any) -> None:
     described = await result(client, type=f"{DOMAIN}/panel/describe")
     assert "person" in described["page_kinds"]

@@ -4,6 +4,7 @@ A stand-in primary answers 503 or 500, or takes the request and never sends
 the response headers; the fallback is a stand-in that counts its requests.
 """
 
+import asyncio
 from collections.abc import AsyncIterator
 import time
 
@@ -64,6 +65,30 @@ async def test_503_fails_over_silently(
     assert answered_by()["model"] == fallback_server.model_id
     # The fallback was asked for its own model.
     assert fallback_server.chat_requests[-1]["model"] == fallback_server.model_id
+
+
+# What nginx answers for a machine behind it that is off, or does not answer.
+BAD_GATEWAY = (
+    b"<html><head><title>{status} Bad Gateway</title></head><body>"
+    b"<center><h1>{status} Bad Gateway</h1></center><hr><center>nginx</center>"
+    b"</body></html>"
+)
+
+
+@pytest.mark.parametrize("status", [502, 504])
+async def test_a_proxy_whose_server_is_off_fails_over_silently(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    fallback_server: LlamaServerStandIn,
+    status: int,
+) -> None:
+    agent_id = await agent_with_fallback(hass, llama_server, fallback_server)
+    body = BAD_GATEWAY.replace(b"{status}", str(status).encode())
+    llama_server.script = [Reply(status=status, body=body)]
+    fallback_server.script = [text_reply("From ", "the box.")]
+    result = await async_ask(hass, agent_id, "Hello")
+    assert speech(result) == "From the box."
+    assert answered_by()["model"] == fallback_server.model_id
 
 
 async def test_500_is_a_fault_and_does_not_fail_over(
@@ -161,3 +186,33 @@ async def test_a_busy_primary_that_answers_health_is_waited_for(
     assert speech(result) == "Worth the wait."
     assert fallback_server.chat_requests == []
     assert any(request.path == "/health" for request in llama_server.requests)
+
+
+async def test_a_reload_of_the_entry_while_it_answers_still_answers(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    """Editing an option reloads the entry; a question it is answering goes on."""
+    entry, agent_id = await async_add_server(hass, llama_server.url, "big")
+    mid_reload = asyncio.Event()
+
+    async def answer_during_the_reload() -> Reply:
+        await mid_reload.wait()
+        return text_reply("Still here.")
+
+    llama_server.script = [answer_during_the_reload]
+    asking = hass.async_create_task(async_ask(hass, agent_id, "Hello"))
+    await asyncio.wait_for(llama_server.chat_received.wait(), 20)
+    # The reload's first check waits out its connect timeout, as on a server
+    # going to sleep; until then the entry has no runtime data.
+    llama_server.health_silent = True
+    reloading = hass.async_create_task(hass.config_entries.async_reload(entry.entry_id))
+    for _ in range(2000):
+        if not hasattr(entry, "runtime_data"):
+            break
+        await asyncio.sleep(0.01)
+    assert not hasattr(entry, "runtime_data")
+    mid_reload.set()
+    result = await asyncio.wait_for(asking, 20)
+    assert speech(result) == "Still here."
+    llama_server.health_silent = False
+    assert await reloading

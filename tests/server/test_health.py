@@ -1,8 +1,10 @@
 """The health check of a server, what it feeds (sensor, Repairs), and background work."""
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
+from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
@@ -60,6 +62,37 @@ async def test_health_follows_loading_and_keeps_what_the_panel_shows(
         "predicted_per_second": 99.4,
     }
     unsubscribe()
+
+
+async def test_a_proxy_whose_server_sleeps_at_start_is_down_not_broken(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    # nginx in front of a machine that is asleep answers 502 to everything.
+    llama_server.health_status = 502
+    llama_server.models_override = (502, "<html>502 Bad Gateway</html>", "text/html")
+    entry, _ = await async_add_server(hass, llama_server.url, "big")
+    assert entry.state is ConfigEntryState.LOADED
+    health = entry.runtime_data.health
+    assert health.reachable is False
+    assert health.last_error == "HTTP 502: a proxy could not reach the server"
+
+
+async def test_checks_asked_for_at_once_are_one_check(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    llama_server.health_status = 503
+    entry, _ = await async_add_server(hass, llama_server.url, "big")
+    health = entry.runtime_data.health
+    before = health_checks(llama_server)
+    # The nightly pass and the timer's check, say: one probe, one next check.
+    first, second = await asyncio.gather(health.async_check(), health.async_check())
+    assert health_checks(llama_server) == before + 1
+    assert first is second
+    assert health.reachable is False
+
+
+def health_checks(server: LlamaServerStandIn) -> int:
+    return sum(request.path == "/health" for request in server.requests)
 
 
 async def test_a_server_that_is_not_llama_server_is_checked_by_its_model_list(

@@ -22,6 +22,13 @@ MAX_MODELS_BODY = 1024 * 1024
 # The longest server-sent event line (and event) accepted. A chunk carries a
 # token or a few; 1 MiB leaves room for a whole answer in one event.
 MAX_EVENT_BYTES = 1024 * 1024
+# Statuses that say no server is there to answer now: llama-server loading
+# its model, or a proxy in front of a machine that is off or asleep.
+UNAVAILABLE_STATUSES = {
+    502: "a proxy could not reach the server",
+    503: "the model is loading",
+    504: "a proxy got no answer from the server",
+}
 # SSE lines end in CRLF, LF or a lone CR.
 LINE_END = re.compile(rb"\r\n|\r|\n")
 # A JSON escape of a surrogate (as in \ud800): the event may hold half a pair.
@@ -146,12 +153,15 @@ class LlamaServerClient:
             async with self.session.get(url, headers=self.headers) as response:
                 if response.status in (401, 403):
                     raise InvalidAuth
-                if response.status == 503:
-                    raise ServerUnavailable("HTTP 503: the model is loading")
+                _raise_if_unavailable(response.status)
                 if response.status != 200:
                     raise NotOpenAICompatible(f"HTTP {response.status}")
                 return await _read_at_most(response.content, MAX_MODELS_BODY)
-        except (aiohttp.ClientConnectionError, aiohttp.InvalidURL) as err:
+        except (
+            aiohttp.ClientConnectionError,
+            aiohttp.ClientPayloadError,
+            aiohttp.InvalidURL,
+        ) as err:
             raise ServerUnavailable(without_credentials(str(err))) from err
         except aiohttp.ClientError as err:
             # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
@@ -257,9 +267,9 @@ class LlamaServerClient:
                 timer.cancel()
             if alive is not None:
                 alive.cancel()
-        if response.status == 503:
+        if response.status in UNAVAILABLE_STATUSES:
             response.release()
-            raise ServerUnavailable("HTTP 503: the model is loading")
+            _raise_if_unavailable(response.status)
         return response
 
     async def _async_answers_health(self, within: float) -> bool:
@@ -423,6 +433,11 @@ class EventParser:
                 raise ServerFailed(_error_message(data))
             self.read_any = True
             yield chunk
+
+
+def _raise_if_unavailable(status: int) -> None:
+    if (why := UNAVAILABLE_STATUSES.get(status)) is not None:
+        raise ServerUnavailable(f"HTTP {status}: {why}")
 
 
 def _json_body(text: str) -> Any:

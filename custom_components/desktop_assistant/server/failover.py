@@ -36,16 +36,18 @@ class Server:
 
     entry: DesktopAssistantConfigEntry
     model: str
+    # The entry's client, health and waker, kept from when the route was
+    # made: a reload while a question runs deletes `entry.runtime_data`.
+    runtime: ServerRuntime = field(init=False)
 
-    @property
-    def runtime(self) -> ServerRuntime:
-        """The entry's client, health and waker."""
-        return self.entry.runtime_data
+    def __post_init__(self) -> None:
+        """Keep the entry's runtime for the whole question."""
+        object.__setattr__(self, "runtime", self.entry.runtime_data)
 
     @property
     def client(self) -> LlamaServerClient:
         """The server's client."""
-        return self.entry.runtime_data.client
+        return self.runtime.client
 
     @property
     def name(self) -> str:

@@ -96,11 +96,21 @@ class ServerHealth:
         if self._stopped or (self._check is not None and not self._check.done()):
             return
         self._check = self.hass.async_create_background_task(
-            self.async_check(), f"check llama-server {self.client.base_url}"
+            self._async_check(), f"check llama-server {self._where}"
         )
 
     async def async_check(self) -> LlamaServerError | None:
-        """Check the server now and schedule the next check; return the error."""
+        """Check the server now, or wait for the check running; return the error.
+
+        One check at a time, so there is one chain of next checks.
+        """
+        self.async_check_soon()
+        if self._check is None or self._stopped:
+            return None
+        return await asyncio.shield(self._check)
+
+    async def _async_check(self) -> LlamaServerError | None:
+        """Check the server and schedule the next check; return the error."""
         if self._next_check is not None:
             self._next_check()
             self._next_check = None

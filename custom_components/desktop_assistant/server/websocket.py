@@ -68,13 +68,14 @@ def server_state(entry: ConfigEntry) -> dict[str, Any]:
             "error": None,
         }
     props = health.props or {}
+    settings = props.get("default_generation_settings")
     timings = health.last_timings or {}
     return {
         "reachable": health.reachable,
         "since": stamp(health.since),
         "model": health.model,
         "slots": props.get("total_slots"),
-        "context": (props.get("default_generation_settings") or {}).get("n_ctx"),
+        "context": settings.get("n_ctx") if isinstance(settings, dict) else None,
         "timings": {key: timings.get(key) for key in TIMINGS} if timings else None,
         "error": without_credentials(str(health.last_error))
         if health.last_error
