@@ -123,23 +123,30 @@ def load_config(path: Path | None) -> Config:
     if path is None:
         return _build({}, Path.cwd(), "defaults")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: cannot read: {err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    return _build(data, path.parent, str(path))
+    return _build(_parse(text, str(path)), path.parent, str(path))
 
 
 def load_config_text(text: str, source: str) -> Config:
     """Check TOML made elsewhere (the add-ons' options) as a config file is."""
+    return _build(_parse(text, source), Path.cwd(), source)
+
+
+def _parse(text: str, source: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{source}: not valid TOML: {err}") from None
-    return _build(data, Path.cwd(), source)
+    except (ValueError, RecursionError):
+        # tomllib's own limits: an integer of thousands of digits, nesting
+        # a thousand deep.
+        raise ConfigError(
+            f"{source}: not valid TOML: a value is too long or nested too deep"
+        ) from None
 
 
 def _build(data: dict[str, Any], base: Path, source: str) -> Config:
@@ -168,6 +175,8 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
         expected = type(defaults[key])
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         if expected is float and is_number:
+            if not -1e300 < value < 1e300:  # compared as is: a huge int has no float
+                raise ConfigError(f"{source}: {section}.{key} is out of range")
             merged[key] = float(value)
         elif (
             (expected is int and is_number and isinstance(value, int))
@@ -292,7 +301,7 @@ def _blend(source: str, where: str, blend: Any) -> dict[str, float]:
         if (
             isinstance(weight, bool)
             or not isinstance(weight, int | float)
-            or weight <= 0
+            or not 0 < weight < 1e300  # also nan, inf and ints no float holds
         ):
             raise ConfigError(
                 f"{source}: {where}.blend.{style} must be a weight above 0"

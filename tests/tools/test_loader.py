@@ -127,6 +127,18 @@ ERROR_CASES = {
         'description = "x"\ncommand = ["date"]\ntimeout = "10"\n',
         [("timeout", "number of seconds")],
     ),
+    "timeout too long to be a float": (
+        'description = "x"\ncommand = ["date"]\ntimeout = 1' + "0" * 400 + "\n",
+        [("timeout", "at most 86400 seconds")],
+    ),
+    "timeout of more than a day": (
+        'description = "x"\ncommand = ["date"]\ntimeout = 86401\n',
+        [("timeout", "at most 86400 seconds")],
+    ),
+    "timeout infinite": (
+        'description = "x"\ncommand = ["date"]\ntimeout = inf\n',
+        [("timeout", "at most 86400 seconds")],
+    ),
     "timeout zero": (
         'description = "x"\ncommand = ["date"]\ntimeout = 0\n',
         [("timeout", "more than 0")],
@@ -222,6 +234,28 @@ def test_toml_syntax_error_names_the_file_and_line(
     assert problem.file == "tools/broken.toml"
     assert "not valid TOML" in problem.message
     assert "line 2" in problem.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "description = " + "[" * 5000 + "]" * 5000 + "\n",
+        "a" + ".a" * 5000 + " = 1\n",
+        "timeout = " + "9" * 5000 + "\n",
+    ],
+    ids=["arrays nested deep", "a key of many parts", "an integer of 5000 digits"],
+)
+def test_toml_past_tomllibs_limits_leaves_out_only_that_tool(
+    write_folder: WriteFolder, folder: Path, text: str
+) -> None:
+    write_folder(
+        tools={"broken": text, "fine": 'description = "x"\ncommand = ["date"]\n'}
+    )
+    loaded = load_folder(folder)
+    assert set(loaded.tools) == {"fine"}
+    (problem,) = loaded.problems
+    assert (problem.file, problem.key) == ("tools/broken.toml", None)
+    assert "too long or nested too deep" in problem.message
 
 
 def test_file_that_is_not_utf8(write_folder: WriteFolder, folder: Path) -> None:

@@ -132,6 +132,18 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
             "voice.it.lang must be a language code",
         ),
         ("[whisper\n", "not valid TOML: "),
+        ("[kokoro]\nspeed = " + "9" * 5000 + "\n", "a value is too long"),
+        ("whisper = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep"),
+        ("[whisper]\ntimeout = 1" + "0" * 400 + "\n", "whisper.timeout is out of"),
+        ("[whisper]\ntimeout = nan\n", "whisper.timeout is out of range"),
+        (
+            "[voice.it]\nblend = { if_sara = inf }\n",
+            "voice.it.blend.if_sara must be a weight above 0",
+        ),
+        (
+            "[voice.it]\nblend = { if_sara = nan }\n",
+            "voice.it.blend.if_sara must be a weight above 0",
+        ),
     ],
 )
 def test_mistakes_are_named(tmp_path: Path, text: str, message: str) -> None:

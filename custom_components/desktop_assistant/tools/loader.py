@@ -5,7 +5,6 @@ tool; a problem in config.toml leaves out only the bad [env] entries.
 """
 
 from collections.abc import Callable
-import math
 from pathlib import Path
 import re
 import tomllib
@@ -13,6 +12,7 @@ from typing import Any
 
 from .spec import (
     DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     NAME,
     PARAM_TYPES,
     PLACEHOLDER,
@@ -75,6 +75,10 @@ def _read_toml(path: Path, report: Report) -> dict[str, Any] | None:
         report(None, f"is not valid TOML: {err}")
     except UnicodeDecodeError:
         report(None, "is not valid TOML: the file is not UTF-8 text")
+    except (ValueError, RecursionError):
+        # tomllib's own limits: an integer of thousands of digits, arrays or
+        # dotted keys nested a thousand deep.
+        report(None, "is not valid TOML: a value is too long or nested too deep")
     return None
 
 
@@ -130,7 +134,12 @@ def _load_tools(tools_dir: Path, problems: list[Problem]) -> dict[str, ToolSpec]
         problems.append(Problem(TOOLS_DIR, None, "must be a folder"))
         return {}
     tools: dict[str, ToolSpec] = {}
-    for path in sorted(tools_dir.iterdir()):
+    try:
+        paths = sorted(tools_dir.iterdir())
+    except OSError as err:
+        problems.append(Problem(TOOLS_DIR, None, f"cannot be read: {err.strerror}"))
+        return {}
+    for path in paths:
         # Editor backups and lock files start with a dot.
         if path.suffix != ".toml" or path.name.startswith(".") or path.is_dir():
             continue
@@ -288,8 +297,9 @@ def _parse_timeout(value: object, check: Report) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         check("timeout", "must be a number of seconds")
         return DEFAULT_TIMEOUT
-    if not math.isfinite(value) or value <= 0:
-        check("timeout", "must be more than 0 seconds")
+    # Compared before any float(): an integer of 400 digits has no float.
+    if not 0 < value <= MAX_TIMEOUT:
+        check("timeout", f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
         return DEFAULT_TIMEOUT
     return float(value)
 
