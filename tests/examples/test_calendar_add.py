@@ -296,3 +296,21 @@ async def test_missing_folder(example_folder: ExampleFolder, tmp_path: Path) -> 
         "error: the calendar folder does not exist: set CALENDAR_DIR in [env] "
         "to the vdir (one folder per calendar, .ics files)"
     )
+
+
+async def test_a_time_zone_rule_without_a_name_is_refused(
+    calendar: ExampleFolder,  # noqa: F811
+    vdir: Path,  # noqa: F811
+    before: set[Path],
+) -> None:
+    # POSIX TZ rules name no IANA zone an event's TZID could carry: guessing
+    # UTC would file 14:30 Rome time as 14:30 UTC.
+    calendar.env["TZ"] = "CET-1CEST,M3.5.0,M10.5.0/3"
+    result = await calendar.run(
+        "calendar_add", {"title": "Dentist", "start": f"{YEAR}-06-12 14:30"}
+    )
+    assert result == (
+        "error: the local time zone has no name an event can carry:"
+        " set TZ to one, such as TZ=Europe/Rome"
+    )
+    assert added_files(vdir, before) == []

@@ -48,6 +48,16 @@ async def test_top_five_results(search: ExampleFolder, searxng: SearXNG) -> None
     ]
 
 
+async def test_a_snippet_cut_mid_emoji_is_printed(
+    search: ExampleFolder, searxng: SearXNG
+) -> None:
+    # SearXNG's JSON escapes the half of a pair it cut: a lone surrogate.
+    searxng.results = [
+        searxng_result(1, "Cut", "Sunny \ud83d", "https://example.org/cut")
+    ]
+    assert await search.run("search", {"query": "weather"}) == "Cut: Sunny ?"
+
+
 async def test_no_results(search: ExampleFolder) -> None:
     assert await search.run("search", {"query": "xyzzy plugh"}) == (
         "no results for 'xyzzy plugh'"

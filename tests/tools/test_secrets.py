@@ -1,5 +1,6 @@
 """[env] values and API keys never come back from a tool, not even cut in half."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,34 @@ def test_command_line_prints_no_secret(write_folder: WriteFolder) -> None:
         "run", str(folder), "print", '{"stream": "out", "before": 3, "after": 0}'
     )
     assert (done.returncode, done.stdout) == (0, "aaa***\n")
+
+
+ENCODED_PY = """
+    #!python
+    import json, os, urllib.parse
+    secret = os.environ["PASSWORD"]
+    print(json.dumps({"password": secret}))
+    print(json.dumps({"password": secret}, ensure_ascii=False))
+    print(json.dumps(secret).replace("/", "\\\\/"))
+    print("https://example.org/login?p=" + urllib.parse.quote(secret))
+    print(urllib.parse.quote(secret, safe="").lower())
+"""
+
+
+async def test_a_secret_written_as_json_or_in_a_url_is_hidden(
+    write_folder: WriteFolder,
+) -> None:
+    password = 'pässwort/"41+f7='
+    folder = write_folder(
+        tools={"dump": 'description = "Dumps its config"\ncommand = ["dump.py"]\n'},
+        scripts={"dump.py": ENCODED_PY},
+        config=f"[env]\nPASSWORD = {json.dumps(password)}\n",
+    )
+    result = await ToolRegistry(load_folder(folder)).async_run("dump")
+    assert result.splitlines() == [
+        '{"password": "***"}',
+        '{"password": "***"}',
+        '"***"',
+        "https://example.org/login?p=***",
+        "***",
+    ]

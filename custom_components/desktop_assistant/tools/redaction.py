@@ -1,6 +1,8 @@
 """Keep [env] values and API keys out of what a tool returns."""
 
 from collections.abc import Iterable
+import json
+import re
 import urllib.parse
 
 MASK = "***"
@@ -9,19 +11,32 @@ MASK = "***"
 MIN_LENGTH = 6
 
 
+PERCENT_ESCAPE = re.compile(r"%[0-9A-F]{2}")
+
+
+def written_forms(secret: str) -> set[str]:
+    """The ways a program writes a value: as is, URL-encoded, in a JSON string."""
+    quoted = {
+        urllib.parse.quote(secret, safe=""),
+        urllib.parse.quote(secret),
+        urllib.parse.quote_plus(secret),
+    }
+    quoted |= {PERCENT_ESCAPE.sub(lambda m: m[0].lower(), form) for form in quoted}
+    in_json = {json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+    # Some JSON writers (PHP's) escape "/" too.
+    in_json |= {form.replace("/", "\\/") for form in in_json}
+    return {secret, *quoted, *in_json}
+
+
 class Redactor:
-    """Replaces every secret, as written or URL-encoded, by `***`."""
+    """Replaces every secret, in each of its written forms, by `***`."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         forms = {
             form
             for secret in secrets
             if len(secret) >= MIN_LENGTH
-            for form in (
-                secret,
-                urllib.parse.quote(secret, safe=""),
-                urllib.parse.quote_plus(secret),
-            )
+            for form in written_forms(secret)
         }
         # Longest first, so a secret containing another is replaced whole.
         self._forms = sorted(forms, key=len, reverse=True)

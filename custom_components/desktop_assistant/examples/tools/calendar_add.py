@@ -84,14 +84,17 @@ def parse_start(text: str, zone: tzinfo | None) -> date | datetime:
 
 
 def named_zone(zone: tzinfo | None) -> ZoneInfo:
-    """Return the local zone by its IANA name, which a TZID must be; else UTC.
+    """Return the local zone by its IANA name, which a TZID must be.
 
-    The system's zone is read from /etc/localtime, whose name is where the
-    link points (.../zoneinfo/Europe/Rome).
+    Without TZ the system's zone is read from /etc/localtime, whose name is
+    where the link points (.../zoneinfo/Europe/Rome); with neither, the local
+    time is UTC. A zone with no name (a TZ rule, a copied file) is refused
+    rather than guessed.
     """
     names = [str(zone)] if zone is not None else []
     link = Path("/etc/localtime")
-    if link.is_symlink():
+    from_tz = bool(os.environ.get("TZ"))
+    if not from_tz and link.is_symlink():
         parts = link.resolve().parts
         if "zoneinfo" in parts:
             names.append("/".join(parts[parts.index("zoneinfo") + 1 :]))
@@ -100,7 +103,12 @@ def named_zone(zone: tzinfo | None) -> ZoneInfo:
             return ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError):
             continue
-    return ZoneInfo("UTC")
+    if not from_tz and not link.exists():
+        return ZoneInfo("UTC")
+    raise HelperError(
+        "the local time zone has no name an event can carry:"
+        " set TZ to one, such as TZ=Europe/Rome"
+    )
 
 
 def in_zone(wall: datetime, zone: ZoneInfo) -> datetime:

@@ -65,10 +65,14 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 
 def keep_secret(value: str) -> str:
-    """Remember a value (an API key) that no answer may contain; return it."""
+    """Remember a value (an API key) that no answer may contain; return it.
+
+    Also as a URL or a JSON string writes it (the runner hides these too).
+    """
     if value:
+        quoted = (urllib.parse.quote(value, safe=""), urllib.parse.quote(value))
         _secrets.extend(
-            {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)}
+            {value, *quoted, urllib.parse.quote_plus(value), json.dumps(value)[1:-1]}
         )
     return value
 
@@ -82,6 +86,9 @@ def redact(text: str) -> str:
 
 def run(main: Callable[[list[str]], str]) -> None:
     """Print what `main(arguments)` answers, or `error: ...`, and exit 0."""
+    # A lone surrogate from a web answer (a snippet cut mid-emoji) is printed
+    # as "?" instead of ending the tool with UnicodeEncodeError.
+    sys.stdout.reconfigure(errors="replace")
     try:
         answer = main(sys.argv[1:])
     except HelperError as err:
