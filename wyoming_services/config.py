@@ -30,6 +30,7 @@ typo never silently falls back to a default.
 
 from dataclasses import dataclass
 import ipaddress
+import math
 from pathlib import Path
 import re
 import tomllib
@@ -175,9 +176,10 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
         expected = type(defaults[key])
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         if expected is float and is_number:
-            if not -1e300 < value < 1e300:  # compared as is: a huge int has no float
-                raise ConfigError(f"{source}: {section}.{key} is out of range")
-            merged[key] = float(value)
+            try:
+                merged[key] = float(value)
+            except OverflowError:  # an integer of hundreds of digits
+                raise ConfigError(f"{source}: {section}.{key} is too large") from None
         elif (
             (expected is int and is_number and isinstance(value, int))
             or (isinstance(value, str) and expected is str)
@@ -208,7 +210,7 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
                 f"{source}: whisper URL {url!r:.80} must be an http:// or https:// URL"
             )
     for key in ("timeout", "connect_timeout"):
-        if values[key] <= 0:
+        if not 0 < values[key] < math.inf:  # nan and inf too
             raise ConfigError(f"{source}: whisper.{key} must be more than 0 seconds")
     mac = values["wake_mac"].strip()
     if mac and not MAC_RE.fullmatch(mac):

@@ -134,8 +134,9 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ("[whisper\n", "not valid TOML: "),
         ("[kokoro]\nspeed = " + "9" * 5000 + "\n", "a value is too long"),
         ("whisper = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep"),
-        ("[whisper]\ntimeout = 1" + "0" * 400 + "\n", "whisper.timeout is out of"),
-        ("[whisper]\ntimeout = nan\n", "whisper.timeout is out of range"),
+        ("[whisper]\ntimeout = 1" + "0" * 400 + "\n", "whisper.timeout is too large"),
+        ("[whisper]\ntimeout = nan\n", "whisper.timeout must be more than 0"),
+        ("[whisper]\nconnect_timeout = inf\n", "connect_timeout must be more than 0"),
         (
             "[voice.it]\nblend = { if_sara = inf }\n",
             "voice.it.blend.if_sara must be a weight above 0",

@@ -266,6 +266,21 @@ async def test_unknown_voice_is_an_error_naming_the_available_ones(
     assert streamed == one_shot
 
 
+async def test_a_huge_voice_name_is_quoted_short(
+    kokoro_service: KokoroService, socket_enabled: None
+) -> None:
+    async with (
+        tcp_server(kokoro_service.handler_factory) as port,
+        tcp_client(port) as c,
+    ):
+        name = "x" * 500_000
+        await c.write_event(Synthesize("Ciao.", SynthesizeVoice(name=name)).event())
+        error = Error.from_event((await read_until(c, "audio-stop"))[-1])
+    assert error.code == "unknown-voice"
+    assert error.text.startswith("unknown voice 'xxx")
+    assert len(error.text) < 400
+
+
 async def test_text_without_words_gives_empty_audio(
     kokoro_service: KokoroService, socket_enabled: None
 ) -> None:

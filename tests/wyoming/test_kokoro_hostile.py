@@ -256,12 +256,22 @@ async def test_limit_is_an_option(
             assert events[-1].type == "audio-stop"
             (event,) = await speak_once(client, "Twenty-one characters")
             assert Error.from_event(event).code == "text-too-long"
-            # Streamed text has no such limit: it is spoken as it comes.
+            # Streamed text is spoken as it comes; what waits to be spoken is
+            # held to the same limit, so text faster than speech cannot pile up.
             await client.write_event(SynthesizeStart(voice=EN).event())
-            await client.write_event(SynthesizeChunk(text=long_text(30)).event())
+            await client.write_event(SynthesizeChunk(text="Twenty ").event())
+            await client.write_event(SynthesizeChunk(text="characters ok").event())
             await client.write_event(SynthesizeStop().event())
             events = await read_until(client, "synthesize-stopped")
             assert events[-1].type == "synthesize-stopped"
+            await client.write_event(SynthesizeStart(voice=EN).event())
+            await client.write_event(SynthesizeChunk(text=long_text(30)).event())
+            (*_, event) = await read_until(client, "synthesize-stopped")
+            assert Error.from_event(event).code == "text-too-long"
+            # What follows of that stream is ignored; the connection still speaks.
+            await client.write_event(SynthesizeChunk(text="More. ").event())
+            await client.write_event(SynthesizeStop().event())
+            assert await speaks(client)
     finally:
         service.close()
 

@@ -71,13 +71,13 @@ class Voices:
             if voice := self.catalog.get(name):
                 return voice
             raise UnknownVoiceError(
-                f"unknown voice {name!r}; available: {', '.join(self.names)}"
+                f"unknown voice {name!r:.60}; available: {', '.join(self.names)}"
             )
         if language:
             if voice := self.catalog.for_language(language):
                 return voice
             raise UnknownVoiceError(
-                f"no voice speaks {language!r}; available: {', '.join(self.names)}"
+                f"no voice speaks {language!r:.60}; available: {', '.join(self.names)}"
             )
         if self.auto is not None:
             return self.auto
@@ -164,6 +164,8 @@ class _TextStream:
     # The worker waits for text to speak (from the start: until its task
     # first runs, events already received are handled before it).
     waiting: bool = True
+    # Characters queued for the worker and not spoken yet.
+    queued: int = 0
 
     def stop_waiting_for_pause(self) -> None:
         """Forget the pending end of a sentence: more text came, or the end."""
@@ -179,7 +181,23 @@ class _TextStream:
     def speak(self, sentence: str) -> None:
         """Queue a sentence for the worker, piece by piece."""
         for piece in speakable_pieces(self.pacer.pieces(sentence)):
-            self.sentences.put_nowait(piece)
+            self.queue(piece)
+
+    def queue(self, piece: str) -> None:
+        """Hand one piece to the worker."""
+        self.queued += len(piece)
+        self.sentences.put_nowait(piece)
+
+    async def next_piece(self) -> str | None:
+        """The worker's next piece (None: the end), or what is written so far."""
+        self.waiting = True
+        self.speak_written_if_waiting()
+        try:
+            piece = await self.sentences.get()
+        finally:
+            self.waiting = False
+        self.queued -= len(piece or "")
+        return piece
 
     @property
     def idle(self) -> bool:
@@ -193,7 +211,7 @@ class _TextStream:
         if end := self.pacer.end(self.splitter.held):
             head, *sentences = self.splitter.take(end)
             self.pacer.taken(head)
-            self.sentences.put_nowait(head)
+            self.queue(head)
             for sentence in sentences:
                 self.speak(sentence)
         elif self.pacer.ramped and (written := self.splitter.take_clauses(MIN_CLAUSE)):
@@ -250,7 +268,7 @@ class KokoroEventHandler(GuardedEventHandler):
         elif SynthesizeChunk.is_type(event.type):
             text = _text(event.data)
             if self._stream is not None:
-                self._add_text(text)
+                await self._add_chunk(text)
         elif SynthesizeStop.is_type(event.type):
             await self._finish_stream()
         elif Synthesize.is_type(event.type) and self._stream is None:
@@ -265,15 +283,7 @@ class KokoroEventHandler(GuardedEventHandler):
     async def _speak_once(self, synthesize: Synthesize) -> None:
         request = _Request("spoke", _voice_name(synthesize.voice))
         if len(synthesize.text) > self._max_characters:
-            _LOGGER.warning(
-                "request refused: %d characters of text", len(synthesize.text)
-            )
-            error = Error(
-                text=f"text of {len(synthesize.text)} characters is longer than "
-                f"the limit of {self._max_characters}",
-                code="text-too-long",
-            )
-            await self.write_event(error.event())
+            await self._refuse_length(len(synthesize.text))
             return
         try:
             voice = self._voices.resolve(synthesize.voice)
@@ -314,6 +324,27 @@ class KokoroEventHandler(GuardedEventHandler):
             )
         self._stream = stream
 
+    async def _add_chunk(self, text: str) -> None:
+        """Take streamed text while what waits to be spoken is within the limit."""
+        stream = self._stream
+        assert stream is not None
+        self._add_text(text)
+        if stream.queued <= self._max_characters:
+            return
+        # Text coming faster than speech would pile up without end: past the
+        # limit of a one-shot request waiting to be spoken, the stream ends.
+        await self._abandon_stream()
+        await self._refuse_length(stream.queued)
+
+    async def _refuse_length(self, characters: int) -> None:
+        _LOGGER.warning("request refused: %d characters of text", characters)
+        error = Error(
+            text=f"text of {characters} characters is longer than "
+            f"the limit of {self._max_characters}",
+            code="text-too-long",
+        )
+        await self.write_event(error.event())
+
     def _add_text(self, text: str) -> None:
         stream = self._stream
         assert stream is not None
@@ -353,7 +384,7 @@ class KokoroEventHandler(GuardedEventHandler):
         """Speak sentences as they complete, each as its own audio start..stop."""
         assert stream.voice is not None
         previous = None
-        while (piece := await self._next_piece(stream)) is not None:
+        while (piece := await stream.next_piece()) is not None:
             if stream.failed or not _speakable(piece):
                 continue
             try:
@@ -375,16 +406,6 @@ class KokoroEventHandler(GuardedEventHandler):
                 return
             stream.request.add(piece, speech, writing)
             previous = speech.voice
-
-    @staticmethod
-    async def _next_piece(stream: _TextStream) -> str | None:
-        """The next piece, or the pieces written so far if none is complete."""
-        stream.waiting = True
-        stream.speak_written_if_waiting()
-        try:
-            return await stream.sentences.get()
-        finally:
-            stream.waiting = False
 
     # Output ----------------------------------------------------------------
 

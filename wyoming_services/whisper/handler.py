@@ -195,7 +195,7 @@ class WhisperEventHandler(GuardedEventHandler):
         code = whisper_code(self._requested_language)
         if code is None:
             raise UtteranceError(
-                f"whisper does not know the language {self._requested_language!r}",
+                f"whisper does not know the language {self._requested_language!r:.60}",
                 "unsupported-language",
             )
         return code
