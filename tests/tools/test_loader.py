@@ -119,6 +119,16 @@ ERROR_CASES = {
         '[params.prog]\ntype = "string"\ndescription = "p"\n',
         [("command[0]", "must name the program")],
     ),
+    "an argument as shell code": (
+        'description = "x"\ncommand = ["/bin/sh", "-ec", "echo {text}"]\n'
+        '[params.text]\ntype = "string"\ndescription = "p"\n',
+        [("command[2]", "hands an argument to /bin/sh as code")],
+    ),
+    "an argument as python code": (
+        'description = "x"\ncommand = ["python3.12", "-c", "print({n})"]\n'
+        '[params.n]\ntype = "integer"\ndescription = "p"\n',
+        [("command[2]", "hands an argument to python3.12 as code")],
+    ),
     "placeholder naming no parameter": (
         'description = "x"\ncommand = ["echo", "--city={place}"]\n',
         [("command[1]", "{place} names no parameter")],
@@ -224,6 +234,21 @@ def test_every_problem_of_a_file_is_reported(
         "command[1]",
         "timeout",
     }
+
+
+def test_an_argument_after_the_shell_code_is_only_an_argument(
+    write_folder: WriteFolder, folder: Path
+) -> None:
+    write_folder(
+        tools={
+            "say": 'description = "x"\n'
+            'command = ["sh", "-c", "echo \\"$1\\"", "sh", "{text}"]\n'
+            '[params.text]\ntype = "string"\ndescription = "p"\n'
+        }
+    )
+    loaded = load_folder(folder)
+    assert loaded.problems == ()
+    assert loaded.tools["say"].command == ("sh", "-c", 'echo "$1"', "sh", "{text}")
 
 
 def test_toml_syntax_error_names_the_file_and_line(
