@@ -1,6 +1,7 @@
 """The config flow against a llama-server stand-in on a real socket."""
 
 import json
+from typing import Any
 
 from homeassistant import config_entries
 from homeassistant.const import (
@@ -347,10 +348,7 @@ async def test_add_agent_when_the_url_is_no_longer_llama_server(
 ) -> None:
     await hass.config_entries.async_setup(config_entry.entry_id)
     llama_server.models_override = (404, "Not Found", "text/plain")
-    result = await hass.config_entries.subentries.async_init(
-        (config_entry.entry_id, "conversation"),
-        context={"source": config_entries.SOURCE_USER},
-    )
+    result = await start_adding_an_agent(hass, config_entry)
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "cannot_connect"
 
@@ -361,12 +359,19 @@ async def test_add_agent_while_a_proxy_says_the_server_is_off(
     # nginx's 502 is a machine asleep: the form offers the model it served last.
     await hass.config_entries.async_setup(config_entry.entry_id)
     llama_server.models_override = (502, "Bad Gateway", "text/plain")
-    result = await hass.config_entries.subentries.async_init(
-        (config_entry.entry_id, "conversation"),
-        context={"source": config_entries.SOURCE_USER},
-    )
+    result = await start_adding_an_agent(hass, config_entry)
     assert result["type"] is FlowResultType.FORM
     assert default_name(result) == model_name(llama_server.model_id)
+
+
+async def start_adding_an_agent(
+    hass: HomeAssistant, entry: MockConfigEntry
+) -> dict[str, Any]:
+    """The first step of the server's "Add agent" flow."""
+    return await hass.config_entries.subentries.async_init(
+        (entry.entry_id, "conversation"),
+        context={"source": config_entries.SOURCE_USER},
+    )
 
 
 async def test_models_body_is_llama_servers() -> None:

@@ -490,6 +490,16 @@ async def first_seen_two_days_ago(hass: HomeAssistant) -> datetime:
     return now
 
 
+async def wait_out_the_catch_up_delay(
+    hass: HomeAssistant, freezer: Any, times: int
+) -> None:
+    """Let the catch-up delay pass `times` times, with what each one starts."""
+    for _ in range(times):
+        freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
+        async_fire_time_changed(hass)
+        await hass.async_block_till_done(wait_background_tasks=True)
+
+
 def lock_the_database(hass: HomeAssistant) -> sqlite3.Connection:
     """Hold the database's write lock from another connection, as another program would."""
     other = sqlite3.connect(hass.config.path(DOMAIN, DB_FILE), isolation_level=None)
@@ -534,10 +544,8 @@ async def test_a_locked_database_at_start_checks_for_a_missed_run_later(
     assert "Checking for a missed nightly pass later: database is locked" in caplog.text
     release(other)
 
-    for _ in range(2):  # the check again, then the catch-up it finds missed
-        freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
-        async_fire_time_changed(hass)
-        await hass.async_block_till_done(wait_background_tasks=True)
+    # The check again, then the catch-up it finds missed.
+    await wait_out_the_catch_up_delay(hass, freezer, times=2)
     listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
     assert [r["trigger"] for r in listed] == ["catch_up"]
 
@@ -553,10 +561,7 @@ async def test_a_check_that_outlives_its_schedule_sets_no_timer(
     await hass.async_block_till_done(wait_background_tasks=True)
     release(other)
 
-    for _ in range(2):
-        freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
-        async_fire_time_changed(hass)
-        await hass.async_block_till_done(wait_background_tasks=True)
+    await wait_out_the_catch_up_delay(hass, freezer, times=2)
     assert await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10)) == []
 
 
