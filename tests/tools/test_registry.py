@@ -108,6 +108,11 @@ async def test_typed_arguments(registry: ToolRegistry) -> None:
         "count", '{"n": 3, "ratio": 0.5, "loud": false}'
     ) == ("3 0.5 false")
     assert await registry.async_run("count", {"n": "4", "ratio": 2}) == "4 2"
+    # Numbers Python reads but a tool may not are passed as plain decimals.
+    for written, passed in (("1_000", "1000.0"), ("١٢", "12.0"), ("-.5", "-.5")):
+        assert await registry.async_run("count", {"n": 1, "ratio": written}) == (
+            f"1 {passed}"
+        )
 
 
 async def test_no_arguments(registry: ToolRegistry) -> None:

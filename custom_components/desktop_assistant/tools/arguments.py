@@ -14,6 +14,8 @@ from typing import Any
 from .spec import PLACEHOLDER, Param, ToolSpec
 
 INTEGER = re.compile(r"[+-]?\d+")
+# A number as people write it, in ASCII digits: passed on as written.
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 DIGIT = re.compile(r"\d")
 # As many digits as a 64-bit integer has: no tool needs a longer number, and
 # one of hundreds of digits is a model gone wrong, not a value to pass on.
@@ -164,7 +166,10 @@ def _number(value: object) -> str | None:
     if isinstance(value, float) and math.isfinite(value):
         return str(value)
     if isinstance(value, str) and _is_finite_number(value):
-        return value.strip()
+        text = value.strip()
+        # Python also reads "1_000" and other scripts' digits ("١٢"): the
+        # tool gets the number in the one way every program reads.
+        return text if PLAIN_NUMBER.fullmatch(text) else str(float(text))
     return None
 
 
