@@ -22,8 +22,7 @@ NAME = re.compile(r"[a-z0-9_]+")
 # misspelt parameter is caught when the file is read, not when the tool runs.
 PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
 DEFAULT_TIMEOUT = 10.0
-# The longest a tool may be given: a day (a tool running longer has hung).
-MAX_TIMEOUT = 86400.0
+MAX_TIMEOUT = 86400.0  # a day: a tool that runs longer has hung
 
 
 @dataclass(frozen=True, slots=True)
