@@ -131,14 +131,20 @@ async def _async_fill_queue(hass: HomeAssistant, memory: Memory) -> None:
 
 @callback
 def async_schedule_nightly(hass: HomeAssistant, entry: ConfigEntry) -> None:
-    """Time the nightly pass by the first loaded entry, again when `entry` unloads."""
+    """Time the nightly pass by the first loaded entry, again when `entry` unloads.
+
+    Only the entry that times the pass sets or hands on its timers: another
+    entry's setup or unload leaves them, and their catch-up check, alone.
+    """
     if (schedule := hass.data.get(DATA_NIGHTLY_SCHEDULE)) is None:
         return
-    if (first := schedule_entry(hass, adding=entry)) is not None:
-        schedule.async_schedule(first)
+    if schedule_entry(hass, adding=entry) is entry:
+        schedule.async_schedule(entry)
 
     @callback
     def unloaded() -> None:
+        if schedule_entry(hass, adding=entry) is not entry:
+            return
         if (remaining := schedule_entry(hass, removing=entry)) is None:
             schedule.async_stop()
         else:
