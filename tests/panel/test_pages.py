@@ -367,6 +367,7 @@ def test_urls_that_name_nothing_show_a_list_or_not_found(
     page.find("[data-error=not_found]")
     page.find("[data-detail=page] [data-hint]")
     assert not page.find_all("[data-field=page-name]")
+    assert not page.find_all("[data-list=pages] .selected")
 
     browser.execute_script(NAVIGATE, "/desktop-assistant/conversations/kitchen-weather")
     page.find("[data-detail=conversation] [data-entry=tool_call]")

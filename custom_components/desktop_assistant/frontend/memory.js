@@ -35,14 +35,11 @@ export class MemoryView extends View {
   }
 
   async show(pageId) {
+    // Nothing is selected until the page the URL names has been read.
+    this.current = null;
     await this.refresh();
-    if (pageId === null) {
-      this.current = null;
-      this.renderList();
-      this.split.close();
-      return;
-    }
-    await this.open(pageId);
+    if (pageId === null) this.split.close();
+    else await this.open(pageId);
   }
 
   async refresh() {
