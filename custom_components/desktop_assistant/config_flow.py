@@ -71,6 +71,8 @@ from .server.credentials import without_credentials
 from .server.options import (
     ServerOptionsStep,
     async_models_for_form,
+    checked_numbers,
+    existing_fallbacks,
     fallback_selector,
     number_box,
 )
@@ -304,16 +306,22 @@ class EntryOptionsFlow(ServerOptionsStep, OptionsFlow):
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """How long conversations are kept, and when one goes quiet."""
+        errors: dict[str, str] = {}
         if user_input is not None:
-            return self.async_create_entry(
-                data=dict(self.config_entry.options) | user_input
-            )
+            user_input, errors = checked_numbers(RECORD_OPTIONS_SCHEMA, user_input)
+            if not errors:
+                return self.async_create_entry(
+                    data=dict(self.config_entry.options) | user_input
+                )
         return self.async_show_form(
             step_id="record",
             data_schema=self.add_suggested_values_to_schema(
                 RECORD_OPTIONS_SCHEMA,
-                DEFAULT_ENTRY_OPTIONS | dict(self.config_entry.options),
+                DEFAULT_ENTRY_OPTIONS
+                | dict(self.config_entry.options)
+                | (user_input or {}),
             ),
+            errors=errors,
         )
 
     async def async_step_install_examples(
@@ -361,20 +369,45 @@ class ModelSubentryFlow(ConfigSubentryFlow):
         entry = self._get_entry()
         if entry.state is not ConfigEntryState.LOADED:
             return self.async_abort(reason="entry_not_loaded")
-        is_new = self.source == "user"
+        errors: dict[str, str] = {}
         if user_input is not None:
-            title = user_input.pop(CONF_NAME).strip() or default_agent_name(
-                self.hass, user_input[CONF_MODEL]
+            user_input, errors = checked_numbers(
+                self._schema(entry, "", []), user_input
             )
-            if is_new:
-                return self.async_create_entry(title=title, data=user_input)
-            return self.async_update_and_abort(
-                entry, self._get_reconfigure_subentry(), title=title, data=user_input
-            )
+            if not errors:
+                return self._async_save(entry, user_input)
         models = await async_models_for_form(entry)
         if isinstance(models, str):
             return self.async_abort(reason=models)
-        if is_new:
+        name, options = self._suggested(entry, models)
+        return self.async_show_form(
+            step_id="set_options",
+            data_schema=self.add_suggested_values_to_schema(
+                self._schema(entry, name, models), options | (user_input or {})
+            ),
+            errors=errors,
+        )
+
+    def _schema(self, entry: ConfigEntry, name: str, models: list[str]) -> vol.Schema:
+        """The form's fields, without those this kind of entity does not have."""
+        fields = _agent_schema(self.hass, entry, name, models)
+        return vol.Schema(
+            {
+                marker: selector
+                for marker, selector in fields.items()
+                if str(marker) not in self.hidden
+            }
+        )
+
+    def _suggested(
+        self, entry: ConfigEntry, models: list[str]
+    ) -> tuple[str, dict[str, Any]]:
+        """The name and options the form suggests: a new one's, or the subentry's.
+
+        An API or a fallback server that went away (an MCP server removed, an
+        entry deleted) is dropped: the form would refuse it.
+        """
+        if self.source == "user":
             model = models[0] if models else ""
             options = self.defaults | {CONF_MODEL: model}
             name = default_agent_name(self.hass, model)
@@ -382,22 +415,27 @@ class ModelSubentryFlow(ConfigSubentryFlow):
             subentry = self._get_reconfigure_subentry()
             options = self.defaults | dict(subentry.data)
             name = subentry.title
-        # An API that went away (an MCP server removed) would fail the form.
         if CONF_LLM_HASS_API not in self.hidden:
             options[CONF_LLM_HASS_API] = filter_invalid_llm_apis(
                 self.hass, options.get(CONF_LLM_HASS_API) or []
             )
-        fields = _agent_schema(self.hass, entry, name, models)
-        schema = {
-            marker: selector
-            for marker, selector in fields.items()
-            if str(marker) not in self.hidden
-        }
-        return self.async_show_form(
-            step_id="set_options",
-            data_schema=self.add_suggested_values_to_schema(
-                vol.Schema(schema), options
-            ),
+        if CONF_FALLBACK_SERVERS not in self.hidden:
+            options[CONF_FALLBACK_SERVERS] = existing_fallbacks(
+                self.hass, entry, options.get(CONF_FALLBACK_SERVERS) or []
+            )
+        return name, options
+
+    def _async_save(
+        self, entry: ConfigEntry, user_input: dict[str, Any]
+    ) -> SubentryFlowResult:
+        """Add the entity, or change the one reconfigured; unnamed, it is named."""
+        title = user_input.pop(CONF_NAME).strip() or default_agent_name(
+            self.hass, user_input[CONF_MODEL]
+        )
+        if self.source == "user":
+            return self.async_create_entry(title=title, data=user_input)
+        return self.async_update_and_abort(
+            entry, self._get_reconfigure_subentry(), title=title, data=user_input
         )
 
     async_step_user = async_step_set_options

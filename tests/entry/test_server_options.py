@@ -19,8 +19,10 @@ from custom_components.desktop_assistant.const import (
     CONF_WAKE_PORT,
     CONF_WAKE_WAIT,
 )
+from tests.harness.agent import speech
+from tests.harness.agent_entry import async_ask
 from tests.harness.failover import async_add_server
-from tests.harness.llama_server import LlamaServerStandIn, serve
+from tests.harness.llama_server import LlamaServerStandIn, serve, text_reply
 
 GOOD = {
     CONF_CONNECT_TIMEOUT: 2,
@@ -174,3 +176,36 @@ async def test_an_agent_can_prefer_its_own_server(
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.ABORT
     assert entry.subentries[subentry_id].data[CONF_PREFER_OWN_SERVER] is True
+
+
+async def test_an_agent_whose_fallback_was_deleted_can_be_saved(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    async with serve(LlamaServerStandIn(model_id="small")) as box:
+        fallback, _ = await async_add_server(hass, box.url, "small")
+        entry, agent_id = await async_add_server(
+            hass, llama_server.url, "big", fallbacks=[fallback]
+        )
+        assert (await hass.config_entries.async_remove(fallback.entry_id))[
+            "require_restart"
+        ] is False
+    (subentry_id,) = entry.subentries
+    result = await entry.start_subentry_reconfigure_flow(hass, subentry_id)
+    assert result["type"] is FlowResultType.FORM
+    suggested = {
+        str(key): key.description["suggested_value"]
+        for key in result["data_schema"].schema
+        if key.description and "suggested_value" in key.description
+    }
+    assert suggested[CONF_FALLBACK_SERVERS] == []
+    # What the form suggests is what it saves.
+    result = await hass.config_entries.subentries.async_configure(
+        result["flow_id"], suggested | {"name": "Desktop", CONF_MAX_TOKENS: 64}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert entry.subentries[subentry_id].data[CONF_FALLBACK_SERVERS] == []
+    assert entry.subentries[subentry_id].data[CONF_MAX_TOKENS] == 64
+    llama_server.script = [text_reply("Still here.")]
+    assert speech(await async_ask(hass, agent_id, "Hello?")) == "Still here."

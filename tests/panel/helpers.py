@@ -1,13 +1,24 @@
-"""What the browser tests of the panel share: opening it as a user, a command."""
+"""What the browser tests of the panel share: opening it as a user, a command, a server."""
 
 import asyncio
+import json
+import re
 from typing import Any
 
 from selenium import webdriver
 
 from tests.harness.browser import Page
+from tests.harness.llama_server import LlamaServerStandIn
 
-from .home_assistant import HomeAssistantProcess, Tokens
+from .home_assistant import INTEGRATION, HomeAssistantProcess, Tokens
+
+LANGUAGES = ("en", "de", "es", "fr", "it", "nl")
+
+# Goes to a path of the panel as its own links do, without reloading the page.
+NAVIGATE = """
+history.pushState(null, "", arguments[0]);
+window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace: false } }));
+"""
 
 
 def open_page(
@@ -28,3 +39,59 @@ def websocket(
 ) -> Any:
     """One websocket command as the user; its answer."""
     return asyncio.run(home_assistant.websocket(tokens.access_token, command))[0]
+
+
+def open_panel(
+    driver: webdriver.Chrome,
+    home_assistant: HomeAssistantProcess,
+    tokens: Tokens,
+    path: str = "/desktop-assistant",
+) -> Page:
+    """The panel at a path, once its tabs are drawn."""
+    page = open_page(driver, home_assistant, tokens, path)
+    page.find("nav.tabs button[data-tab]")
+    return page
+
+
+def add_server(
+    home_assistant: HomeAssistantProcess, tokens: Tokens, stand_in: LlamaServerStandIn
+) -> str:
+    """Add a llama-server entry through the config flow; its entry id."""
+    flow = home_assistant.request(
+        "POST",
+        "/api/config/config_entries/flow",
+        {"handler": "desktop_assistant", "show_advanced_options": False},
+        tokens.access_token,
+    )
+    result = home_assistant.request(
+        "POST",
+        f"/api/config/config_entries/flow/{flow['flow_id']}",
+        {"url": stand_in.url, "api_key": ""},
+        tokens.access_token,
+    )
+    assert result["type"] == "create_entry", result
+    return result["result"]["entry_id"]
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """{"a": {"b": "text"}} as {"a.b": "text"}, as the panel reads it."""
+    flat: dict[str, str] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat |= flatten(value, f"{prefix}{key}.")
+        else:
+            flat[prefix + key] = value
+    return flat
+
+
+def panel_strings(language: str) -> dict[str, str]:
+    """The panel's text in a language."""
+    path = INTEGRATION / "frontend" / "translations" / f"{language}.json"
+    return flatten(json.loads(path.read_text(encoding="utf-8")))
+
+
+# The groups of the panel's text keys: `jobs` of `jobs.when`.
+GROUPS = sorted({key.split(".")[0] for key in panel_strings("en") if "." in key})
+# A key shown as it is written (`nightly.summary.trivial`), or a value the
+# text was not given (`{count}`).
+UNRESOLVED = re.compile(rf"\b(?:{'|'.join(GROUPS)})\.[a-z_]+|\{{[a-z_]+\}}")

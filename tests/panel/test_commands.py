@@ -23,6 +23,7 @@ from custom_components.desktop_assistant.jobs.runs import (
     interrupted_runs,
     list_runs,
 )
+from custom_components.desktop_assistant.server.reported import server_props
 from custom_components.desktop_assistant.store import in_order
 from custom_components.desktop_assistant.store.store import connect
 from custom_components.desktop_assistant.tool_files.runs import (
@@ -233,7 +234,9 @@ async def test_servers_list_reads_odd_props(
     client: Any, agent: Agent, settings: Any
 ) -> None:
     health = agent.entry.runtime_data.health
-    health.props = {"total_slots": 1, "default_generation_settings": settings}
+    health.props = server_props(
+        {"total_slots": 1, "default_generation_settings": settings}
+    )
     (server,) = (await result(client, type=f"{DOMAIN}/servers/list"))["servers"]
     assert server["context"] is None
     assert server["slots"] == 1

@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 
-from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
-from tests.harness.llama_server import LlamaServerStandIn
+from tests.harness.browser import PHONE_WIDTH, luminance, phone
 
 from .conftest import StandInThread
-from .helpers import open_page, websocket
+from .helpers import NAVIGATE, add_server, open_panel, websocket
 from .home_assistant import HomeAssistantProcess, Tokens
 
 SECRET = "shop-token-7f3a9c"
@@ -42,18 +41,6 @@ HOSTILE = """\
 description = "<img src=x onerror='window.hostileRan = true'> **not bold**"
 command = ["echo", "<script>window.hostileRan = true</script>"]
 """
-
-
-def open_panel(
-    driver: webdriver.Chrome,
-    home_assistant: HomeAssistantProcess,
-    tokens: Tokens,
-    path: str = "/desktop-assistant",
-) -> Page:
-    """The panel at a path, once its tabs are drawn."""
-    page = open_page(driver, home_assistant, tokens, path)
-    page.find("nav.tabs button[data-tab]")
-    return page
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +123,43 @@ def test_tools_page_install_try_it_and_history(
     assert page.find_all("[data-list=tool-runs]") == []
 
 
+def tool_runs(home_assistant: HomeAssistantProcess, tokens: Tokens, tool: str) -> list:
+    """The tool's last runs, as its history keeps them."""
+    return websocket(
+        home_assistant, tokens, type="desktop_assistant/tools/runs", tool=tool
+    )["runs"]
+
+
+def test_try_it_runs_only_what_the_question_asked_about(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    tools_folder: Path,
+    browser: webdriver.Chrome,
+) -> None:
+    page = open_panel(
+        browser, home_assistant, admin_tokens, "/desktop-assistant/tools/shopping"
+    )
+    page.wait_for(lambda: page.text("[data-field=tool-name]") == "shopping")
+    runs = len(tool_runs(home_assistant, admin_tokens, "shopping"))
+    item = page.find("[data-param=item]")
+    item.send_keys("milk")
+    page.click("[data-field=try] [data-action=try]")
+    assert "Put milk on" in page.text("[data-warning=confirm]")
+    # The item changes while the question is shown: the question goes.
+    item.send_keys(" and beer")
+    page.wait_for(
+        lambda: not page.find_all("[data-warning=confirm]"), what="the question gone"
+    )
+    assert len(tool_runs(home_assistant, admin_tokens, "shopping")) == runs
+    # Asked again about what the form now says, the yes runs exactly that.
+    page.click("[data-field=try] [data-action=try]")
+    assert "Put milk and beer on" in page.text("[data-warning=confirm]")
+    page.click("[data-action=confirm-run]")
+    answer = page.text("[data-field=answer] [data-field=result]")
+    assert answer == "added milk and beer"
+    assert len(tool_runs(home_assistant, admin_tokens, "shopping")) == runs + 1
+
+
 def test_jobs_page_next_runs_and_run_now(
     home_assistant: HomeAssistantProcess,
     integration: str,
@@ -182,25 +206,6 @@ def asleep_server(
         admin_tokens.access_token,
     )
     yield entry_id
-
-
-def add_server(
-    home_assistant: HomeAssistantProcess, tokens: Tokens, stand_in: LlamaServerStandIn
-) -> str:
-    flow = home_assistant.request(
-        "POST",
-        "/api/config/config_entries/flow",
-        {"handler": "desktop_assistant", "show_advanced_options": False},
-        tokens.access_token,
-    )
-    result = home_assistant.request(
-        "POST",
-        f"/api/config/config_entries/flow/{flow['flow_id']}",
-        {"url": stand_in.url, "api_key": ""},
-        tokens.access_token,
-    )
-    assert result["type"] == "create_entry", result
-    return result["result"]["entry_id"]
 
 
 def test_servers_page_reachable_and_unreachable(
@@ -331,13 +336,6 @@ def test_deep_links_back_forward_and_reload(
     page.find("[data-detail=page] [data-hint]")
 
 
-# Goes to a path of the panel as its own links do, without reloading the page.
-NAVIGATE = """
-history.pushState(null, "", arguments[0]);
-window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace: false } }));
-"""
-
-
 def test_urls_that_name_nothing_show_a_list_or_not_found(
     home_assistant: HomeAssistantProcess,
     integration: str,
@@ -454,7 +452,7 @@ def test_tools_on_a_phone_in_dark_mode(
             panel,
         )
         assert widths[0] <= PHONE_WIDTH == widths[1]
-        # Every tab can be reached: the tabs scroll sideways.
+        # Every tab can be reached: on a phone the tabs wrap into rows.
         servers_tab = page.find("[data-tab=servers]")
         page.driver.execute_script("arguments[0].scrollIntoView()", servers_tab)
         assert servers_tab.rect["x"] + servers_tab.rect["width"] <= PHONE_WIDTH + 1

@@ -50,7 +50,7 @@ async def test_health_follows_loading_and_keeps_what_the_panel_shows(
     assert connectivity(hass, entry) == "on"
     assert health.model == llama_server.model_id
     assert health.props is not None
-    assert health.props["total_slots"] == 4
+    assert health.props.total_slots == 4
     assert health.since is not None
     assert health.last_error is None
 

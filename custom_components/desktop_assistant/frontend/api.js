@@ -110,3 +110,8 @@ export function formatTime(time, language) {
 export function formatSeconds(seconds) {
   return `${Math.round((seconds || 0) * 10) / 10} s`;
 }
+
+// A model's file name: llama-server names a model by the path it loaded.
+export function modelFile(model) {
+  return String(model).split(/[\\/]/).pop() || String(model);
+}

@@ -1,6 +1,6 @@
 // Conversations: the record, newest first, filtered and searched; a
 // transcript opens at /conversations/<id> and is deleted after a question.
-import { formatTime } from "./api.js";
+import { formatTime, modelFile } from "./api.js";
 import { confirmDialog, fill, h } from "./dom.js";
 import { Split, View, chips } from "./layout.js";
 
@@ -158,6 +158,15 @@ export class ConversationsView extends View {
     this.panel.go("conversations");
   }
 
+  // Which server and model wrote a reply: a fallback answering shows here.
+  servedBy(entry) {
+    return h(
+      "div",
+      { class: "meta", "data-field": "served-by", title: entry.model },
+      this.panel.t("conversations.served_by", { server: entry.server, model: modelFile(entry.model || "—") }),
+    );
+  }
+
   renderEntry(entry) {
     const t = (key) => this.panel.t(key);
     const at = h("span", { class: "meta" }, " ", formatTime(entry.at, this.panel.language));
@@ -177,6 +186,7 @@ export class ConversationsView extends View {
           entry.text,
           entry.interrupted ? h("span", { class: "badge warning", "data-mark": "interrupted" }, t("conversations.interrupted")) : null,
           at,
+          entry.server ? this.servedBy(entry) : null,
         );
       case "tool_call":
         return h(

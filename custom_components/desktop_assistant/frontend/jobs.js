@@ -3,7 +3,8 @@
 // at /jobs/<job>, its last 50 runs and *Run now*.
 import { formatSeconds, formatTime } from "./api.js";
 import { fill, h } from "./dom.js";
-import { Split, View } from "./layout.js";
+import { Split, View, outcomeBadge, runsTable } from "./layout.js";
+import { nightlySummary } from "./nightly.js";
 
 export class JobsView extends View {
   constructor(panel) {
@@ -40,7 +41,10 @@ export class JobsView extends View {
   lastOutcome(job) {
     if (job.running) return h("span", { class: "badge warning", "data-field": "running" }, this.t("jobs.running_now"));
     const [last] = job.runs;
-    return last ? h("span", { class: "badge", "data-field": "last-outcome" }, last.outcome) : null;
+    if (!last) return null;
+    const badge = outcomeBadge(this.panel, last.outcome);
+    badge.dataset.field = "last-outcome";
+    return badge;
   }
 
   nextRun(job) {
@@ -50,9 +54,7 @@ export class JobsView extends View {
 
   summary(job, run) {
     if (job.job === "retention") return this.t("jobs.retention.deleted", { count: run.summary.deleted ?? 0 });
-    return Object.entries(run.summary)
-      .map(([key, value]) => this.t(`nightly.summary.${key}`, { count: value }))
-      .join(" · ");
+    return nightlySummary(this.panel, run.summary);
   }
 
   open(name) {
@@ -78,21 +80,16 @@ export class JobsView extends View {
       ),
       h("h4", {}, t("jobs.last_runs")),
       job.runs.length
-        ? h(
-            "table",
-            { class: "runs", "data-list": "job-runs" },
-            h("tr", {}, [t("jobs.trigger"), t("jobs.when"), t("jobs.took"), t("jobs.outcome"), t("jobs.summary")].map((title) => h("th", {}, title))),
-            job.runs.map((run) =>
-              h(
-                "tr",
-                { "data-run": "" },
-                h("td", {}, this.panel.api.label("triggers", run.trigger)),
-                h("td", {}, formatTime(run.started_at, this.panel.language)),
-                h("td", {}, run.duration === null ? "…" : formatSeconds(run.duration)),
-                h("td", {}, run.outcome),
-                h("td", { "data-field": "summary" }, this.summary(job, run)),
-              ),
-            ),
+        ? runsTable(
+            "job-runs",
+            [t("jobs.trigger"), t("jobs.when"), t("jobs.took"), t("jobs.outcome"), t("jobs.summary")],
+            job.runs.map((run) => [
+              this.panel.api.label("triggers", run.trigger),
+              formatTime(run.started_at, this.panel.language),
+              run.duration === null ? "…" : formatSeconds(run.duration),
+              outcomeBadge(this.panel, run.outcome),
+              h("span", { "data-field": "summary" }, this.summary(job, run)),
+            ]),
           )
         : h("div", { class: "meta" }, t("jobs.no_runs")),
     );

@@ -57,6 +57,38 @@ export function chips(name, choices, chosen, onChoose) {
   );
 }
 
+// How each outcome looks, in every view: a run that went well is green, one
+// that failed is red, one still going is amber.
+const OUTCOME_LOOKS = { ok: "ok", error: "error", failed: "error", running: "warning" };
+
+// A run's outcome as a chip: `ok`, `error`, or `failed: <reason>` (the
+// reason, a code of the Python side, after the translated word).
+export function outcomeBadge(panel, outcome) {
+  const [head, ...reason] = String(outcome).split(": ");
+  return h(
+    "span",
+    { class: `badge ${OUTCOME_LOOKS[head] || ""}`.trim(), "data-outcome": head },
+    panel.api.label("outcomes", head),
+    reason.length ? `: ${reason.join(": ")}` : null,
+  );
+}
+
+// The last runs of a job or a tool: a table whose words never break; on a
+// screen too narrow for it, it scrolls sideways inside its own box.
+// `rows` are lists of cells (text or nodes), one per title.
+export function runsTable(name, titles, rows) {
+  return h(
+    "div",
+    { class: "table-scroll" },
+    h(
+      "table",
+      { class: "runs", "data-list": name },
+      h("tr", {}, titles.map((title) => h("th", {}, title))),
+      rows.map((cells) => h("tr", { "data-run": "" }, cells.map((cell) => h("td", {}, cell)))),
+    ),
+  );
+}
+
 // A labelled form field: the label stays when the field is filled.
 export function field(label, control) {
   return h("label", { class: "field" }, label, control);

@@ -258,7 +258,8 @@ export class MemoryView extends View {
         h("button", { class: "action", "data-action": "cancel", onclick: onCancel }, this.t("common.cancel")),
       ),
     );
-    textArea.focus();
+    // A new page starts at its name; a named one (a dangling link's) at its text.
+    (nameEditable && !name ? nameInput : textArea).focus();
   }
 
   editNew(name) {

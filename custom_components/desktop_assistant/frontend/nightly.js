@@ -3,10 +3,15 @@
 // conversations it read) with a revert per page.
 import { formatSeconds, formatTime } from "./api.js";
 import { fill, h, renderDiff } from "./dom.js";
-import { Split, View } from "./layout.js";
+import { Split, View, outcomeBadge } from "./layout.js";
 
 // The summary's counts, in the order they are read out.
 const SUMMARY = ["conversations", "notes", "rewritten", "created", "merged", "dropped"];
+
+// A run's summary in words, the same on the Nightly and the Jobs pages.
+export function nightlySummary(panel, summary) {
+  return SUMMARY.map((key) => panel.t(`nightly.summary.${key}`, { count: summary[key] ?? 0 })).join(" · ");
+}
 
 export class NightlyView extends View {
   constructor(panel) {
@@ -33,10 +38,6 @@ export class NightlyView extends View {
     else await this.open(runId);
   }
 
-  summary(run) {
-    return SUMMARY.map((key) => this.t(`nightly.summary.${key}`, { count: run.summary[key] ?? 0 })).join(" · ");
-  }
-
   async refresh() {
     const { runs, running } = await this.call({ type: "memory/runs/list", limit: 50 });
     this.runNow.disabled = running;
@@ -52,10 +53,10 @@ export class NightlyView extends View {
                 {},
                 formatTime(run.started_at, this.panel.language),
                 " ",
-                h("span", { class: "badge" }, run.outcome),
+                outcomeBadge(this.panel, run.outcome),
                 h("span", { class: "badge" }, this.panel.api.label("triggers", run.trigger)),
               ),
-              h("div", { class: "meta", "data-field": "summary" }, this.summary(run)),
+              h("div", { class: "meta", "data-field": "summary" }, nightlySummary(this.panel, run.summary)),
             ),
           )
         : h("li", { class: "empty" }, this.t("nightly.none")),
@@ -64,7 +65,7 @@ export class NightlyView extends View {
 
   async start() {
     this.runNow.disabled = true;
-    fill(this.notice, h("div", { class: "warning-bar" }, this.t("nightly.running")));
+    fill(this.notice, h("div", { class: "notice-bar" }, this.t("nightly.running")));
     try {
       await this.call({ type: "memory/runs/run_now" });
     } finally {
@@ -78,7 +79,7 @@ export class NightlyView extends View {
     const run = await this.split.fetch(() => this.call({ type: "memory/runs/get", run_id: this.itemId(runId) }));
     this.split.open(
       h("h2", { style: "margin-top: 0" }, formatTime(run.started_at, this.panel.language)),
-      h("div", { class: "meta" }, `${this.panel.api.label("triggers", run.trigger)} · ${run.outcome} · ${formatSeconds(run.duration)}`),
+      h("div", { class: "meta" }, `${this.panel.api.label("triggers", run.trigger)} · `, outcomeBadge(this.panel, run.outcome), ` · ${formatSeconds(run.duration)}`),
       run.pages.length ? null : h("p", { class: "empty" }, this.t("nightly.no_change")),
       run.pages.map((page) => this.renderPage(run, page)),
     );

@@ -2,7 +2,7 @@
 // model, slots and context size, the last question's timings, the agents that
 // ask it first or fall back to it; at /servers/<entry id>, *Wake* when a MAC
 // address is set.
-import { formatTime } from "./api.js";
+import { formatTime, modelFile } from "./api.js";
 import { fill, h } from "./dom.js";
 import { Split, View } from "./layout.js";
 
@@ -31,7 +31,8 @@ export class ServersView extends View {
                 onclick: () => this.panel.go("servers", server.entry_id),
               },
               h("div", {}, h("strong", {}, server.title), " ", this.reachable(server)),
-              h("div", { class: "meta" }, server.url, server.model ? ` · ${server.model}` : ""),
+              server.url === server.title ? null : h("div", { class: "meta", "data-field": "url" }, server.url),
+              server.model ? h("div", { class: "meta one-line", "data-field": "model", title: server.model }, modelFile(server.model)) : null,
             ),
           )
         : h("li", { class: "empty" }, this.t("servers.none")),
@@ -71,7 +72,7 @@ export class ServersView extends View {
         "dl",
         { class: "facts" },
         fact("servers.url", server.url),
-        fact("servers.model", server.model),
+        fact("servers.model", server.model && this.model(server.model)),
         fact("servers.slots", server.slots),
         fact("servers.context", server.context),
         fact(
@@ -90,6 +91,15 @@ export class ServersView extends View {
     );
   }
 
+  // The model's file name, and on a line of its own the path it was loaded from.
+  model(model) {
+    const file = modelFile(model);
+    return [
+      h("span", { "data-field": "model", title: model }, file),
+      file === model ? null : h("div", { class: "meta", "data-field": "model-path" }, model),
+    ];
+  }
+
   async wake(server, result) {
     try {
       await this.panel.api.call({ type: "servers/wake", entry_id: server.entry_id });
@@ -97,6 +107,6 @@ export class ServersView extends View {
       fill(result, h("div", { class: "error-bar", role: "alert" }, this.panel.api.errorSentence(error)));
       return;
     }
-    fill(result, h("div", { class: "warning-bar", "data-notice": "woken" }, this.t("servers.woken")));
+    fill(result, h("div", { class: "notice-bar", "data-notice": "woken" }, this.t("servers.woken")));
   }
 }

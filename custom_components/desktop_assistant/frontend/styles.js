@@ -25,8 +25,9 @@ nav.tabs button {
   background: none; border: none; color: var(--app-header-text-color, var(--text-primary-color));
   opacity: 0.75; padding: 12px 16px; font: inherit; cursor: pointer; border-bottom: 2px solid transparent;
 }
-nav.tabs button { flex-shrink: 0; }
-@media (max-width: 600px) { nav.tabs { gap: 0; padding: 0 4px; } nav.tabs button { padding: 12px 10px; } }
+nav.tabs button { flex-shrink: 0; white-space: nowrap; }
+/* On a phone the tabs wrap into rows: none is cut off or hidden past an edge. */
+@media (max-width: 600px) { nav.tabs { flex-wrap: wrap; gap: 0; padding: 0 4px; } nav.tabs button { padding: 10px; } }
 nav.tabs button.active { opacity: 1; border-bottom-color: currentColor; }
 main { padding: 16px; max-width: 1200px; margin: 0 auto; box-sizing: border-box; }
 .card {
@@ -36,6 +37,8 @@ main { padding: 16px; max-width: 1200px; margin: 0 auto; box-sizing: border-box;
   border: 1px solid var(--ha-card-border-color, var(--divider-color));
   padding: 16px;
   margin-bottom: 16px;
+  /* A name with no break point (a model's, an agent's) wraps inside the card. */
+  overflow-wrap: break-word;
 }
 .toolbar { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-bottom: 12px; }
 input, select, textarea {
@@ -56,15 +59,17 @@ button.action:disabled { opacity: 0.5; cursor: default; }
 button.link { background: none; border: none; padding: 0; font: inherit; color: var(--primary-color); cursor: pointer; text-decoration: underline; }
 button.link.dangling { color: var(--error-color); text-decoration-style: dashed; }
 .list { list-style: none; margin: 0; padding: 0; }
-.list li { padding: 10px 8px; border-bottom: 1px solid var(--divider-color); cursor: pointer; }
+.list li { padding: 10px 8px; border-bottom: 1px solid var(--divider-color); cursor: pointer; overflow-wrap: anywhere; }
 .list li:hover, .list li.selected { background: var(--secondary-background-color); }
 .meta { color: var(--secondary-text-color); font-size: 12px; }
-.badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; background: var(--secondary-background-color); color: var(--secondary-text-color); margin-right: 4px; }
+.one-line { overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }
+.badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; background: var(--secondary-background-color); color: var(--secondary-text-color); margin-right: 4px; overflow-wrap: normal; }
 .badge.warning { background: var(--warning-color); color: var(--text-primary-color); }
 .split { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: 16px; align-items: start; }
 .narrow .split { grid-template-columns: minmax(0, 1fr); }
 .error-bar { background: var(--error-color); color: var(--text-primary-color); padding: 8px 12px; border-radius: 6px; margin-bottom: 12px; }
 .warning-bar { border: 1px solid var(--warning-color); padding: 8px 12px; border-radius: 6px; margin-bottom: 12px; }
+.notice-bar { border: 1px solid var(--divider-color); border-left: 3px solid var(--success-color, #43a047); padding: 8px 12px; border-radius: 6px; margin-bottom: 12px; }
 .entry { margin: 8px 0; padding: 8px 12px; border-radius: 8px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .entry.user { background: var(--secondary-background-color); }
 .entry.assistant { border-left: 3px solid var(--primary-color); }
@@ -93,10 +98,11 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0; font-family
 .narrow .back-bar { display: flex; }
 .narrow .split.opened > :first-child { display: none; }
 .narrow .split:not(.opened) > [data-detail] { display: none; }
+/* Words in a table never break: a table wider than the screen scrolls in its box. */
+.table-scroll { overflow-x: auto; }
 table.runs { width: 100%; border-collapse: collapse; font-size: 13px; }
-table.runs th, table.runs td { text-align: left; padding: 4px 6px; border-bottom: 1px solid var(--divider-color); vertical-align: top; overflow-wrap: anywhere; }
-table.runs th { color: var(--secondary-text-color); font-weight: 500; }
-.narrow table.runs .wide { display: none; }
+table.runs th, table.runs td { text-align: left; padding: 4px 6px; border-bottom: 1px solid var(--divider-color); vertical-align: top; overflow-wrap: normal; word-break: normal; }
+table.runs th { color: var(--secondary-text-color); font-weight: 500; white-space: nowrap; }
 .badge.ok { background: var(--success-color, #43a047); color: var(--text-primary-color); }
 .badge.error { background: var(--error-color); color: var(--text-primary-color); }
 .params { margin: 4px 0 8px; padding-left: 18px; }

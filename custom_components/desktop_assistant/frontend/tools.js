@@ -5,7 +5,14 @@
 // its last runs. *Reload tools* and *Install the example tools* are here.
 import { formatSeconds, formatTime } from "./api.js";
 import { fill, h } from "./dom.js";
-import { Split, View, field } from "./layout.js";
+import { Split, View, field, outcomeBadge, runsTable } from "./layout.js";
+
+// The input for one parameter of a tool file, by its type.
+function parameterInput(param) {
+  if (param.type === "boolean") return h("input", { type: "checkbox", "data-param": param.name });
+  const type = param.type === "string" ? "text" : "number";
+  return h("input", { type, step: param.type === "integer" ? "1" : "any", "data-param": param.name });
+}
 
 export class ToolsView extends View {
   constructor(panel) {
@@ -77,7 +84,7 @@ export class ToolsView extends View {
     return h(
       "li",
       { "data-tool": tool.name, class: tool.name === this.shown ? "selected" : "", onclick: () => this.panel.go("tools", tool.name) },
-      h("div", {}, tool.name, tool.changes ? h("span", { class: "badge warning", "data-mark": "changes" }, this.t("tools.changes")) : null),
+      h("div", {}, tool.name, " ", tool.changes ? h("span", { class: "badge warning", "data-mark": "changes" }, this.t("tools.changes")) : null),
       h("div", { class: "meta" }, tool.description),
     );
   }
@@ -137,15 +144,11 @@ export class ToolsView extends View {
     );
   }
 
-  // A form with a typed field per parameter; a changing tool asks again first.
+  // A form with a typed field per parameter. A changing tool asks first,
+  // about the values typed at that moment: the yes runs exactly those, and
+  // any change to the form withdraws the question.
   tryIt(tool) {
-    const inputs = tool.parameters.map((param) => {
-      const input =
-        param.type === "boolean"
-          ? h("input", { type: "checkbox", "data-param": param.name })
-          : h("input", { type: param.type === "string" ? "text" : "number", step: param.type === "integer" ? "1" : "any", "data-param": param.name });
-      return [param, input];
-    });
+    const inputs = tool.parameters.map((param) => [param, parameterInput(param)]);
     const answer = h("div", { "data-field": "answer" });
     const values = () => {
       const found = {};
@@ -155,40 +158,45 @@ export class ToolsView extends View {
       }
       return found;
     };
-    const run = async (confirmed) => {
-      fill(answer, h("div", { class: "meta" }, this.t("tools.running")));
-      let result;
-      try {
-        result = await this.panel.api.call({ type: "tools/run", tool: tool.name, arguments: values(), confirmed });
-      } catch (error) {
-        fill(answer, h("div", { class: "error-bar", role: "alert" }, this.panel.api.errorSentence(error)));
-        return;
-      }
-      if ("confirm" in result) {
-        fill(
-          answer,
-          h(
-            "div",
-            { class: "warning-bar", "data-warning": "confirm" },
-            result.confirm || this.t("tools.confirm"),
-            " ",
-            h("button", { class: "action danger primary", "data-action": "confirm-run", onclick: () => run(true) }, this.t("tools.run_it")),
-          ),
-        );
-        return;
-      }
-      fill(answer, h("pre", { class: "answer", "data-field": "result" }, result.result));
-      const { runs } = await this.call({ type: "tools/runs", tool: tool.name });
-      this.historyBox.replaceWith(this.history(runs));
+    const withdraw = () => {
+      if (answer.querySelector("[data-warning=confirm]")) fill(answer);
     };
     return h(
       "div",
-      { class: "card", "data-field": "try" },
+      { class: "card", "data-field": "try", oninput: withdraw, onchange: withdraw },
       h("h4", { style: "margin-top: 0" }, this.t("tools.try")),
       inputs.length ? h("div", { class: "toolbar" }, inputs.map(([param, input]) => field(param.name, input))) : null,
-      h("button", { class: "action primary", "data-action": "try", onclick: () => run(false) }, this.t("tools.run")),
+      h("button", { class: "action primary", "data-action": "try", onclick: () => this.run(tool, values(), false, answer) }, this.t("tools.run")),
       answer,
     );
+  }
+
+  // Runs the tool with `values`; a changing tool's question, until confirmed.
+  async run(tool, values, confirmed, answer) {
+    fill(answer, h("div", { class: "meta" }, this.t("tools.running")));
+    let result;
+    try {
+      result = await this.panel.api.call({ type: "tools/run", tool: tool.name, arguments: values, confirmed });
+    } catch (error) {
+      fill(answer, h("div", { class: "error-bar", role: "alert" }, this.panel.api.errorSentence(error)));
+      return;
+    }
+    if ("confirm" in result) {
+      fill(
+        answer,
+        h(
+          "div",
+          { class: "warning-bar", "data-warning": "confirm" },
+          result.confirm || this.t("tools.confirm"),
+          " ",
+          h("button", { class: "action danger primary", "data-action": "confirm-run", onclick: () => this.run(tool, values, true, answer) }, this.t("tools.run_it")),
+        ),
+      );
+      return;
+    }
+    fill(answer, h("pre", { class: "answer", "data-field": "result" }, result.result));
+    const { runs } = await this.call({ type: "tools/runs", tool: tool.name });
+    this.historyBox.replaceWith(this.history(runs));
   }
 
   history(runs) {
@@ -198,21 +206,16 @@ export class ToolsView extends View {
       { "data-field": "history" },
       h("h4", {}, t("tools.last_runs")),
       runs.length
-        ? h(
-            "table",
-            { class: "runs", "data-list": "tool-runs" },
-            h("tr", {}, [t("jobs.when"), t("jobs.took"), t("jobs.outcome"), t("tools.arguments"), t("tools.answer")].map((title) => h("th", {}, title))),
-            runs.map((run) =>
-              h(
-                "tr",
-                { "data-run": "" },
-                h("td", {}, formatTime(run.started_at, this.panel.language)),
-                h("td", {}, formatSeconds(run.duration)),
-                h("td", {}, h("span", { class: `badge ${run.outcome}` }, this.panel.api.label("outcomes", run.outcome))),
-                h("td", {}, h("code", { "data-field": "arguments" }, run.arguments)),
-                h("td", { "data-field": "first-line" }, run.first_line),
-              ),
-            ),
+        ? runsTable(
+            "tool-runs",
+            [t("jobs.when"), t("jobs.took"), t("jobs.outcome"), t("tools.arguments"), t("tools.answer")],
+            runs.map((run) => [
+              formatTime(run.started_at, this.panel.language),
+              formatSeconds(run.duration),
+              outcomeBadge(this.panel, run.outcome),
+              h("code", { "data-field": "arguments" }, run.arguments),
+              h("span", { "data-field": "first-line" }, run.first_line),
+            ]),
           )
         : h("div", { class: "meta" }, t("tools.no_runs")),
     );
@@ -221,7 +224,7 @@ export class ToolsView extends View {
 
   async reload() {
     const { problems } = await this.call({ type: "tools/reload" });
-    fill(this.notice, h("div", { class: "warning-bar", "data-notice": "reloaded" }, this.t("tools.reloaded", { problems })));
+    fill(this.notice, h("div", { class: problems ? "warning-bar" : "notice-bar", "data-notice": "reloaded" }, this.t("tools.reloaded", { problems })));
     await this.refresh();
   }
 
@@ -231,7 +234,7 @@ export class ToolsView extends View {
       this.notice,
       h(
         "div",
-        { class: "warning-bar", "data-notice": "installed" },
+        { class: "notice-bar", "data-notice": "installed" },
         this.t("tools.installed", { installed: installed.length, skipped: skipped.length }),
       ),
     );

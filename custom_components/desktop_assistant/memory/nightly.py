@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 import json
 import logging
 import sqlite3
-import time
 from typing import Any, Final
 
 import aiohttp
@@ -24,12 +23,14 @@ from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
 from ..const import DOMAIN, PANEL_URL_PATH, SUBENTRY_AI_TASK
+from ..jobs.runs import monotonic_seconds
 from ..record import database
 from ..runtime import DATA_RECORD
 from ..server.activity import async_get_activity
 from ..server.background import async_server_for_background
 from ..server.client import LlamaServerClient
 from ..server.generate import GenerationError, Generator
+from ..server.reported import server_props
 from ..store import StoreError
 from ..text import fold_name
 from . import extraction, runs
@@ -126,7 +127,7 @@ class NightlyPass:
             return await self._async_run_locked(trigger)
 
     async def _async_run_locked(self, trigger: str) -> dict[str, Any]:
-        started = time.monotonic()
+        started = monotonic_seconds()
         run = Run(
             await self.memory.async_write(
                 lambda connection, now: runs.insert_run(connection, trigger, now)
@@ -171,7 +172,7 @@ class NightlyPass:
         return failure or "ok"
 
     async def _async_finish(self, run: Run, outcome: str, started: float) -> None:
-        duration = time.monotonic() - started
+        duration = monotonic_seconds() - started
         summary = run.summary.as_dict()
 
         def work(connection: sqlite3.Connection, now: float) -> int:
@@ -255,7 +256,7 @@ class NightlyPass:
                     f"{client.url.removesuffix('/v1')}/props", headers=client.headers
                 ) as response:
                     props = await response.json(content_type=None)
-            return int(props.get("total_slots") or 1)
+            return server_props(props).total_slots or 1
         except (TimeoutError, aiohttp.ClientError, ValueError, AttributeError) as err:
             _LOGGER.debug("Could not read the server's slots: %r", err)
             return 1

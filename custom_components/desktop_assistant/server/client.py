@@ -13,6 +13,7 @@ import aiohttp
 from ..const import CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT
 from ..text import valid_unicode_data
 from .credentials import without_credentials
+from .reported import MAX_MESSAGE, model_ids, storable_text
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -453,19 +454,16 @@ def _error_message(body: str) -> str:
     try:
         error = json.loads(body)
     except (ValueError, RecursionError):
-        return body[:200]
+        return body[:MAX_MESSAGE]
     if isinstance(error, dict):
         error = error.get("error", error)
     if isinstance(error, dict):
-        return str(error.get("message", error))[:200]
-    return str(error)[:200]
+        error = error.get("message", error)
+    return storable_text(str(error), MAX_MESSAGE)
 
 
 def _model_ids(body: Any) -> list[str]:
-    """Read the model ids of an OpenAI `GET /models` body: {"data": [{"id": ...}]}."""
-    data = body.get("data") if isinstance(body, dict) else None
-    if not isinstance(data, list) or not all(
-        isinstance(model, dict) and isinstance(model.get("id"), str) for model in data
-    ):
+    """Read the model ids of an OpenAI `GET /models` body, or refuse it."""
+    if (ids := model_ids(body)) is None:
         raise NotOpenAICompatible("body has no list of models with ids")
-    return [model["id"] for model in data]
+    return ids

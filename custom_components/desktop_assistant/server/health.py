@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Callable
 from datetime import datetime
 import logging
-from typing import Any
 
 from homeassistant.core import CALLBACK_TYPE, HassJob, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_send
@@ -22,6 +21,7 @@ from homeassistant.util import dt as dt_util
 from ..const import HEALTH_INTERVAL, HEALTH_RETRY
 from .client import LlamaServerClient, LlamaServerError, NotOpenAICompatible
 from .credentials import without_credentials
+from .reported import MAX_ERROR, ServerProps, server_props, storable_text
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -44,8 +44,8 @@ class ServerHealth:
         self.reachable: bool | None = None
         self.since: datetime | None = None
         self.model: str | None = None
-        self.props: dict[str, Any] | None = None
-        self.last_timings: dict[str, Any] | None = None
+        self.props: ServerProps | None = None
+        self.last_timings: dict[str, int | float | None] | None = None
         self.last_error: str | None = None
         self._listeners: list[Callable[[], None]] = []
         self._retry = HEALTH_RETRY
@@ -77,8 +77,8 @@ class ServerHealth:
         self.async_check_soon()
 
     @callback
-    def async_answered(self, timings: dict[str, Any] | None = None) -> None:
-        """A question was answered: the server is up; keep its timings."""
+    def async_answered(self, timings: dict[str, int | float] | None = None) -> None:
+        """A question was answered: the server is up; keep its checked timings."""
         if timings is not None:
             self.last_timings = {
                 key: timings.get(key)
@@ -153,17 +153,21 @@ class ServerHealth:
         self._set_reachable(True, None)
         return None
 
-    async def _async_props(self) -> dict[str, Any] | None:
+    async def _async_props(self) -> ServerProps | None:
         """llama-server's GET /props (slots, context), or None from other servers."""
         try:
             props = await self.client.async_get_json("/props")
         except LlamaServerError as err:
             _LOGGER.debug("No /props at %s: %s", self._where, err.kind)
             return None
-        return props if isinstance(props, dict) else None
+        return server_props(props)
 
     def _set_reachable(self, reachable: bool, err: LlamaServerError | None) -> None:
-        error = None if err is None else without_credentials(str(err) or err.kind)
+        error = (
+            None
+            if err is None
+            else storable_text(without_credentials(str(err) or err.kind), MAX_ERROR)
+        )
         changed = reachable != self.reachable
         if changed:
             self.since = dt_util.utcnow()

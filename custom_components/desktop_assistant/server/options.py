@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 import ipaddress
 import logging
+import math
 import re
 from typing import Any
 
@@ -54,6 +55,32 @@ def number_box(
     if unit is not None:
         config["unit_of_measurement"] = unit
     return NumberSelector(config)
+
+
+def checked_numbers(
+    schema: vol.Schema, user_input: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The form's input with its number boxes checked, or the form's errors.
+
+    Home Assistant's number selector lets "nan" through (no comparison with
+    a bound is true of it) and ignores its step. Every box refuses NaN here;
+    a box with a whole step refuses a fraction and keeps an int.
+    """
+    checked = dict(user_input)
+    errors: dict[str, str] = {}
+    for marker, selector in schema.schema.items():
+        key = str(marker)
+        if not isinstance(selector, NumberSelector) or key not in user_input:
+            continue
+        value = float(user_input[key])
+        if not math.isfinite(value):
+            errors[key] = "invalid_number"
+        elif float(selector.config.get("step", 1)).is_integer():
+            if value.is_integer():
+                checked[key] = int(value)
+            else:
+                errors[key] = "whole_number"
+    return checked, errors
 
 
 SERVER_OPTIONS_SCHEMA = vol.Schema(
@@ -124,18 +151,37 @@ async def async_models_for_form(entry: DesktopAssistantConfigEntry) -> list[str]
         return "unknown"
 
 
+def other_servers(hass: HomeAssistant, entry: ConfigEntry) -> list[ConfigEntry]:
+    """The llama-server entries an agent of `entry` can fall back to."""
+    return [
+        other
+        for other in hass.config_entries.async_entries(DOMAIN)
+        if other.entry_id != entry.entry_id
+    ]
+
+
 def fallback_selector(hass: HomeAssistant, entry: ConfigEntry) -> SelectSelector:
     """The other llama-server entries, by title, in the order chosen."""
     return SelectSelector(
         SelectSelectorConfig(
             options=[
                 SelectOptionDict(label=other.title, value=other.entry_id)
-                for other in hass.config_entries.async_entries(DOMAIN)
-                if other.entry_id != entry.entry_id
+                for other in other_servers(hass, entry)
             ],
             multiple=True,
         )
     )
+
+
+def existing_fallbacks(
+    hass: HomeAssistant, entry: ConfigEntry, entry_ids: list[str]
+) -> list[str]:
+    """The fallbacks among `entry_ids` that are still entries: a deleted one is dropped.
+
+    The form refuses a value its selector does not offer.
+    """
+    offered = {other.entry_id for other in other_servers(hass, entry)}
+    return [entry_id for entry_id in entry_ids if entry_id in offered]
 
 
 class ServerOptionsStep(OptionsFlow):
@@ -147,7 +193,9 @@ class ServerOptionsStep(OptionsFlow):
         """When a question goes to a fallback, and how the server's machine is woken."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            options, errors = server_options(self.config_entry.options, user_input)
+            user_input, errors = checked_numbers(SERVER_OPTIONS_SCHEMA, user_input)
+            if not errors:
+                options, errors = server_options(self.config_entry.options, user_input)
             if not errors:
                 return self.async_create_entry(data=options)
         return self.async_show_form(

@@ -10,6 +10,8 @@ from typing import Any
 
 from homeassistant.components import conversation
 
+from .reported import checked_timings
+
 type Delta = (
     conversation.AssistantContentDeltaDict | conversation.ToolResultContentDeltaDict
 )
@@ -42,7 +44,7 @@ class Answer:
     # The last finish reason a choice gave ("stop", "length", "tool_calls").
     finish_reason: str | None = None
     # llama-server's timings (token counts and speeds), from the last chunk.
-    timings: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, int | float] = field(default_factory=dict)
 
     def read(self, chunk: Mapping[str, Any] | None) -> list[Delta]:
         """Return the chunk's text and thinking as deltas; keep the rest."""
@@ -139,7 +141,6 @@ class Answer:
             call.decoded = arguments
 
 
-def timings_of(chunk: Mapping[str, Any]) -> dict[str, Any] | None:
-    """llama-server's timings (token counts and speeds) in a chunk, if it has them."""
-    timings = chunk.get("timings")
-    return timings if isinstance(timings, dict) else None
+def timings_of(chunk: Mapping[str, Any]) -> dict[str, int | float] | None:
+    """llama-server's timings (token counts and speeds) in a chunk, checked, if any."""
+    return checked_timings(chunk.get("timings"))

@@ -22,6 +22,7 @@ import probatio as vol
 from ..const import CONF_FALLBACK_SERVERS, CONF_WAKE_MAC, DOMAIN, SERVICE_WAKE_SERVER
 from ..websocket_commands import ERR_UNAVAILABLE, Refused, admin_command
 from .credentials import without_credentials
+from .reported import ServerProps
 
 PREFIX: Final = f"{DOMAIN}/servers"
 TIMINGS: Final = ("prompt_n", "cache_n", "predicted_per_second")
@@ -67,15 +68,14 @@ def server_state(entry: ConfigEntry) -> dict[str, Any]:
             "timings": None,
             "error": None,
         }
-    props = health.props or {}
-    settings = props.get("default_generation_settings")
+    props = health.props or ServerProps()
     timings = health.last_timings or {}
     return {
         "reachable": health.reachable,
         "since": stamp(health.since),
         "model": health.model,
-        "slots": props.get("total_slots"),
-        "context": settings.get("n_ctx") if isinstance(settings, dict) else None,
+        "slots": props.total_slots,
+        "context": props.context,
         "timings": {key: timings.get(key) for key in TIMINGS} if timings else None,
         "error": without_credentials(str(health.last_error))
         if health.last_error
