@@ -13,9 +13,11 @@ string or number, so nothing in an option can become a key or a table.
 import argparse
 import asyncio
 import json
+import math
 import re
 import sys
 from typing import Any
+import unicodedata
 from urllib.parse import urlparse
 
 from wyoming.client import AsyncTcpClient
@@ -82,7 +84,7 @@ def _voice_table(voice: Any) -> list[str]:
         )
     lines = [f"[voice.{name}]"]
     if voice.get("lang"):
-        lines.append(f"lang = {_toml_value(voice['lang'], f'{name}.lang')}")
+        lines.append(f"lang = {_toml_value(voice['lang'], f'voice {name}: lang')}")
     blend = []
     for part in str(voice.get("blend", "")).split(","):
         match = STYLE_WEIGHT_RE.match(part)
@@ -102,7 +104,32 @@ def _toml_value(value: Any, what: str) -> str:
         raise OptionsError(f"{what} must be a string, a number or a list")
     if isinstance(value, list) and not all(isinstance(item, str) for item in value):
         raise OptionsError(f"{what} must be a list of strings")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OptionsError(f"{what} must be a number")
+    for text in value if isinstance(value, list) else [value]:
+        if isinstance(text, str):
+            _check_text(text, what)
     return json.dumps(value, ensure_ascii=False)
+
+
+def _check_text(text: str, what: str) -> None:
+    """Refuse what no option means and TOML or UTF-8 cannot carry as it is.
+
+    JSON allows a lone surrogate (half of a character) and raw control
+    characters such as DEL; TOML refuses DEL, and UTF-8 cannot encode the
+    surrogate, so either would fail later without naming the option.
+    """
+    for character in text:
+        category = unicodedata.category(character)
+        if category == "Cs":
+            raise OptionsError(
+                f"{what} holds U+{ord(character):04X}, half of a character "
+                "(a lone surrogate): enter it again as plain text"
+            )
+        if category == "Cc":
+            raise OptionsError(
+                f"{what} holds the control character U+{ord(character):04X}"
+            )
 
 
 async def wait_for_describe(uri: str, seconds: float) -> Info:

@@ -14,7 +14,7 @@ wake_port = 9
 model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
 voices = "voices-v1.0.bin"
 speed = 1.0
-max_characters = 10000          # longer one-shot text is refused (streamed is not)
+max_characters = 10000          # longer one-shot text is refused; streamed text waits
 providers = ["CPUExecutionProvider"]  # ONNX Runtime's, in order of preference
 phrases = ["One moment."]       # spoken once at start, then from the cache
 cache_mb = 32                   # the cache of short pieces already spoken
@@ -36,6 +36,8 @@ import re
 import tomllib
 from typing import Any
 from urllib.parse import urlsplit
+
+from .credentials import without_credentials
 
 RESERVED_VOICE_NAMES = frozenset({"auto"})
 SPEED_RANGE = (0.5, 2.0)  # what kokoro-onnx accepts
@@ -207,7 +209,8 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
     for url in urls:
         if not _is_http_url(url):
             raise ConfigError(
-                f"{source}: whisper URL {url!r:.80} must be an http:// or https:// URL"
+                f"{source}: whisper URL {without_credentials(url)!r:.80} "
+                "must be an http:// or https:// URL"
             )
     for key in ("timeout", "connect_timeout"):
         if not 0 < values[key] < math.inf:  # nan and inf too

@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = Path(__file__).parent / "schemas"
 ADDONS = {"wyoming-kokoro": 10200, "wyoming-whisper-relay": 10300}
 LANGUAGES = ("en", "it", "nl", "de", "fr", "es")
+# Add-ons that must reach the LAN: the relay's Wake-on-LAN packet is a broadcast.
+HOST_NETWORK = {"wyoming-whisper-relay"}
 
 
 def default_checking(validator_class):
@@ -82,7 +84,14 @@ def test_discovery_and_port_match_the_image(addon: Path) -> None:
     config = read_yaml(addon / "config.yaml")
     port = ADDONS[addon.name]
     assert config["discovery"] == ["wyoming"]
-    assert config["ports"] == {f"{port}/tcp": None}
+    if addon.name in HOST_NETWORK:
+        # On the host network a port mapping means nothing: the service has
+        # the host's port itself.
+        assert config["host_network"] is True
+        assert "ports" not in config
+    else:
+        assert "host_network" not in config
+        assert config["ports"] == {f"{port}/tcp": None}
     dockerfile = (addon / "Dockerfile").read_text()
     assert dockerfile.startswith("ARG BUILD_FROM\nFROM ${BUILD_FROM}\n")
     assert f"ENV WYOMING_PORT={port}\n" in dockerfile
@@ -98,9 +107,11 @@ def test_every_option_is_in_the_schema_translated_and_documented(addon: Path) ->
         assert set(translation["configuration"]) == set(config["schema"]), language
         for option in translation["configuration"].values():
             assert option["name"] and option["description"], language
-        assert set(translation["network"]) == set(config["ports"]), language
+        assert set(translation.get("network", {})) == set(config.get("ports", {}))
     for option in config["schema"]:
         assert f"### Option: `{option}`" in docs
+    if addon.name in HOST_NETWORK:
+        assert "runs on the host network" in docs
 
 
 def test_s6_services_are_executable_scripts(addon: Path) -> None:
@@ -198,9 +209,33 @@ def test_kokoro_blends_become_voice_tables(tmp_path: Path) -> None:
         (
             "whisper",
             {"urls": ['http://a"\n[kokoro]']},
-            "must be an http:// or https:// URL",
+            "urls holds the control character U+000A",
         ),
         ("whisper", {"urls": ["$(reboot)"]}, "must be an http:// or https:// URL"),
+        # A URL's credentials stay out of the error.
+        (
+            "whisper",
+            {"urls": ["ftp://admin:hunter2@nas/x"]},
+            "whisper URL 'ftp://nas/x' must be an http:// or https:// URL",
+        ),
+        # What JSON carries and TOML or UTF-8 cannot: named, not a traceback.
+        (
+            "whisper",
+            {"urls": ["http://a:1"], "language": "\ud800"},
+            "language holds U+D800, half of a character (a lone surrogate)",
+        ),
+        ("kokoro", {"model": "m\udfff"}, "model holds U+DFFF, half of a character"),
+        (
+            "whisper",
+            {"urls": ["http://a:1"], "wake_address": "1.2.3.4\x7f"},
+            "wake_address holds the control character U+007F",
+        ),
+        ("whisper", {"urls": ["http://a:1\x7f"]}, "urls holds the control character"),
+        (
+            "kokoro",
+            {"voices": [{"name": "en", "lang": "e\x7fn", "blend": "a=1"}]},
+            "voice en: lang holds the control character U+007F",
+        ),
         ("whisper", {"urls": ["http://a:1"], "wake_mac": "zz"}, "wake_mac must be"),
         ("whisper", {"urls": ["http://a:1"], "language": "xx"}, None),
     ],
@@ -217,6 +252,7 @@ def test_bad_options_are_one_clear_line(
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: ")
     assert message in line
+    assert "hunter2" not in line
 
 
 def test_options_that_are_not_json_are_refused() -> None:

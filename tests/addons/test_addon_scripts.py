@@ -25,6 +25,8 @@ SERVICES = {
     "kokoro": (ROOT / "addons/wyoming-kokoro", "wyoming-kokoro", 10200),
     "whisper": (ROOT / "addons/wyoming-whisper-relay", "wyoming-whisper-relay", 10300),
 }
+# The add-on's name in the Supervisor's DNS, as bashio::addon.hostname gives it.
+ADDON_HOSTNAME = "local-wyoming-whisper-relay"
 INFO = build_info(["http://127.0.0.1:8182"], "it")
 # Records its arguments and the config file it was given, then exits.
 SERVICE_STAND_IN = """#!/bin/bash
@@ -56,6 +58,7 @@ def script_env(tmp_path: Path, port: int, options: dict) -> dict[str, str]:
         "WYOMING_PORT": str(port),
         "BASHIO_OPTIONS": str(tmp_path / "options.json"),
         "BASHIO_RECORD": str(tmp_path / "discovery.jsonl"),
+        "BASHIO_HOSTNAME": ADDON_HOSTNAME,
         "SERVICE_RECORD": str(tmp_path / "service.args"),
     }
 
@@ -101,19 +104,29 @@ def test_service_starts_with_its_options_as_config(
 
 
 @pytest.mark.parametrize(
-    ("service", "options"),
+    ("service", "options", "named"),
     [
-        ("kokoro", {"voices": [{"name": "it", "blend": "if_sara"}]}),
-        ("whisper", {"urls": []}),
-        ("whisper", {"urls": ["http://a:1"], "timeout": "$(touch pwned)"}),
+        ("kokoro", {"voices": [{"name": "it", "blend": "if_sara"}]}, "voice it: blend"),
+        ("whisper", {"urls": []}, "the option urls"),
+        (
+            "whisper",
+            {"urls": ["http://a:1"], "timeout": "$(touch pwned)"},
+            "whisper.timeout",
+        ),
+        ("whisper", {"language": "it\ud800"}, "error: language holds U+D800"),
+        ("kokoro", {"voices_file": "\udc80.bin"}, "error: voices_file holds U+DC80"),
+        ("whisper", {"language": "i\x7ft"}, "error: language holds the control"),
+        ("kokoro", {"model": "/share/\x7f"}, "error: model holds the control"),
     ],
 )
 def test_bad_options_stop_the_add_on_before_the_service(
-    tmp_path: Path, service: str, options: dict
+    tmp_path: Path, service: str, options: dict, named: str
 ) -> None:
     result = run_service_script(tmp_path, service, add_on_options(service) | options)
     assert result.returncode == 1
     assert "error: " in result.stderr
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr
     assert "[FATAL] The add-on's options cannot be used" in result.stderr
     assert not (tmp_path / "service.args").exists()
     assert not (tmp_path / "pwned").exists()
@@ -190,9 +203,12 @@ async def test_discovery_announces_once_the_service_answers_describe(
             await process.wait()
     assert process.returncode == 0, stderr
     (line,) = record.read_text().splitlines()
+    # The relay is on the host network, where `hostname` is the host's name:
+    # it announces the add-on's name, which Home Assistant resolves.
+    host = ADDON_HOSTNAME if service == "whisper" else socket.gethostname()
     assert json.loads(line) == {
         "service": "wyoming",
-        "config": {"uri": f"tcp://{socket.gethostname()}:{describe_server.port}"},
+        "config": {"uri": f"tcp://{host}:{describe_server.port}"},
     }
     assert "[INFO] Announced the service to Home Assistant." in stderr.decode()
 

@@ -53,6 +53,7 @@ class InferenceRequest:
     file_name: str | None
     file_type: str | None
     samples: np.ndarray  # int16, 16 kHz mono
+    authorization: str | None = None  # the header, as a reverse proxy reads it
 
 
 @dataclass
@@ -129,7 +130,15 @@ class WhisperServerStandIn:
             float(parts.get("temperature", "0"))  # whisper-server's std::stof
         except ValueError:
             return self._violation("temperature is not a number")
-        self.requests.append(InferenceRequest(parts, file_name, file_type, samples))
+        self.requests.append(
+            InferenceRequest(
+                parts,
+                file_name,
+                file_type,
+                samples,
+                request.headers.get("Authorization"),
+            )
+        )
 
         if self.delay:
             await asyncio.sleep(self.delay)

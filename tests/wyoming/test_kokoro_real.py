@@ -25,6 +25,7 @@ from tests.harness.wyoming import pcm_of, read_until, tcp_client, tcp_server
 from wyoming_services.config import load_config
 from wyoming_services.kokoro.__main__ import KokoroService, build_service
 from wyoming_services.kokoro.engine import RATE
+from wyoming_services.kokoro.splitter import MAX_HELD
 
 # Speech runs at 120 to 180 words a minute; a factor of two either side of
 # 150 allows for the voice and the language.
@@ -173,3 +174,48 @@ async def test_a_cached_piece_is_the_audio_the_model_gives_afresh(
     fresh = real_kokoro.engine.synthesise(text, real_kokoro.voices.catalog.get("en"))
     assert heard[0] == heard[1] == fresh.pcm
     assert len(fresh.pcm) > 0
+
+
+LIMIT = 60  # characters that may wait to be spoken, in the test below
+
+
+@pytest.fixture
+def limited_kokoro(tmp_path: Path) -> Iterator[KokoroService]:
+    """The real model with `max_characters` at LIMIT."""
+    config = write_real_kokoro_config(tmp_path, f"max_characters = {LIMIT}\n")
+    service = build_service(load_config(config))
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+async def test_streamed_text_longer_than_the_limit_is_spoken_whole(
+    limited_kokoro: KokoroService,
+    socket_enabled: None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Text written in 10-character chunks at once, over three times the
+    limit of what may wait: the server reads it as speech catches up, and
+    all of it is heard."""
+    caplog.set_level(logging.INFO, "wyoming_services")
+    text = " ".join([ENGLISH, "It will rain in Rome tomorrow afternoon.", ENGLISH])
+    text += " The heating stays at twenty degrees until the evening."
+    assert len(text) > 3 * LIMIT
+    async with (
+        tcp_server(limited_kokoro.handler_factory) as port,
+        tcp_client(port) as client,
+    ):
+        client.read_timeout = SLOW
+        await client.write_event(SynthesizeStart(voice=SynthesizeVoice("en")).event())
+        for start in range(0, len(text), 10):
+            chunk = SynthesizeChunk(text=text[start : start + 10])
+            await client.write_event(chunk.event())
+        await client.write_event(SynthesizeStop().event())
+        events = await read_until(client, "synthesize-stopped")
+
+    assert events[-1].type == "synthesize-stopped"
+    seconds = len(pcm_of(events)) / RATE
+    assert expected_seconds(text) / 2 <= seconds <= expected_seconds(text) * 2
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("streamed")]
+    assert LIMIT < record.most_waiting <= LIMIT + 10 + MAX_HELD

@@ -99,6 +99,7 @@ class _Request:
     cached: int = 0  # pieces that came from the cache
     first_stages: Stages | None = None  # where the first piece's time went
     first_writing: float = 0.0  # seconds writing the first piece's events
+    most_waiting: int = 0  # the most characters that waited to be spoken at once
 
     def add(self, sentence: str, speech: Speech, writing: float) -> None:
         if self.first_audio is None:
@@ -132,9 +133,15 @@ class _Request:
         stages = ", ".join(
             f"{stage} {seconds * 1000:.0f}" for stage, seconds in self.breakdown.items()
         )
+        # Streamed text waits for speech; the peak shows the bound held.
+        waiting = (
+            f", at most {self.most_waiting} characters waiting"
+            if self.kind == "streamed"
+            else ""
+        )
         _LOGGER.info(
             "%s %d piece(s), %d characters, voice %s (%s): %.2f s of audio in "
-            "%.0f ms, first audio after %s (%s ms), %d piece(s) from the cache",
+            "%.0f ms, first audio after %s (%s ms)%s, %d piece(s) from the cache",
             self.kind,
             self.sentences,
             self.characters,
@@ -144,8 +151,9 @@ class _Request:
             (time.monotonic() - self.started) * 1000,
             first,
             stages,
+            waiting,
             self.cached,
-            extra={"breakdown": self.breakdown},
+            extra={"breakdown": self.breakdown, "most_waiting": self.most_waiting},
         )
 
 
@@ -166,6 +174,8 @@ class _TextStream:
     waiting: bool = True
     # Characters queued for the worker and not spoken yet.
     queued: int = 0
+    # Set each time the worker takes a piece, and when it ends.
+    taken: asyncio.Event = field(default_factory=asyncio.Event)
 
     def stop_waiting_for_pause(self) -> None:
         """Forget the pending end of a sentence: more text came, or the end."""
@@ -197,7 +207,23 @@ class _TextStream:
         finally:
             self.waiting = False
         self.queued -= len(piece or "")
+        self.taken.set()
         return piece
+
+    @property
+    def waiting_characters(self) -> int:
+        """What waits to be spoken: queued pieces and the text held back."""
+        return self.queued + len(self.splitter.held)
+
+    async def drain_to(self, limit: int) -> None:
+        """Return once at most `limit` characters are queued, or the worker ended."""
+        self.request.most_waiting = max(
+            self.request.most_waiting, self.waiting_characters
+        )
+        worker = self.worker
+        while self.queued > limit and worker is not None and not worker.done():
+            self.taken.clear()
+            await self.taken.wait()
 
     @property
     def idle(self) -> bool:
@@ -325,16 +351,16 @@ class KokoroEventHandler(GuardedEventHandler):
         self._stream = stream
 
     async def _add_chunk(self, text: str) -> None:
-        """Take streamed text while what waits to be spoken is within the limit."""
+        """Take streamed text; past the limit, wait for speech to catch up.
+
+        An LLM writes faster than Kokoro speaks on a CPU. While more than the
+        limit of a one-shot request waits, no further event is read: the
+        client's text waits in the socket (TCP backpressure), not here.
+        """
         stream = self._stream
         assert stream is not None
         self._add_text(text)
-        if stream.queued <= self._max_characters:
-            return
-        # Text coming faster than speech would pile up without end: past the
-        # limit of a one-shot request waiting to be spoken, the stream ends.
-        await self._abandon_stream()
-        await self._refuse_length(stream.queued)
+        await stream.drain_to(self._max_characters)
 
     async def _refuse_length(self, characters: int) -> None:
         _LOGGER.warning("request refused: %d characters of text", characters)
@@ -382,6 +408,12 @@ class KokoroEventHandler(GuardedEventHandler):
 
     async def _speak_stream(self, stream: _TextStream) -> None:
         """Speak sentences as they complete, each as its own audio start..stop."""
+        try:
+            await self._speak_pieces(stream)
+        finally:
+            stream.taken.set()  # a reader waiting for room stops waiting
+
+    async def _speak_pieces(self, stream: _TextStream) -> None:
         assert stream.voice is not None
         previous = None
         while (piece := await stream.next_piece()) is not None:

@@ -7,6 +7,7 @@ import logging
 import aiohttp
 from wyoming.info import AsrModel, AsrProgram, Attribution, Info
 
+from ..credentials import without_credentials
 from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .handler import WhisperEventHandler
 from .languages import AUTO, WHISPER_LANGUAGES, whisper_code
@@ -41,7 +42,8 @@ def build_info(urls: Sequence[str], language: str) -> Info:
     version = package_version()
     model = AsrModel(
         name="whisper-server",
-        description=f"the model loaded by whisper-server at {', '.join(urls)}",
+        description="the model loaded by whisper-server at "
+        + ", ".join(without_credentials(url) for url in urls),
         attribution=ATTRIBUTION,
         installed=True,
         version=None,
@@ -77,7 +79,7 @@ async def _main(start: StartUp) -> None:
         )
         _LOGGER.info(
             "forwarding to whisper-server at %s (in this order), language: %s",
-            ", ".join(settings.urls),
+            servers.shown,
             language or "as the client asks",
         )
         await servers.start()

@@ -8,6 +8,7 @@ from typing import Any
 
 import aiohttp
 
+from ..credentials import without_credentials
 from .languages import iso_code
 
 # whisper.cpp writes this for stretches without speech.
@@ -40,7 +41,7 @@ class Transcription:
     text: str
     language: str | None
     seconds: float  # the HTTP round trip
-    url: str = ""  # the whisper-server that transcribed it
+    url: str = ""  # the whisper-server that transcribed it, as shown
 
 
 class WhisperClient:
@@ -54,6 +55,8 @@ class WhisperClient:
         connect_timeout: float | None = None,
     ):
         self.url = url
+        # Credentials in the URL reach the server, never a log or a client.
+        self.shown = without_credentials(url)
         self._endpoint = f"{url}/inference"
         self._session = session
         self.connect_timeout = connect_timeout or timeout
@@ -75,16 +78,16 @@ class WhisperClient:
                 status = response.status
         except TimeoutError:
             raise WhisperServerDownError(
-                f"whisper-server at {self.url} did not answer within "
+                f"whisper-server at {self.shown} did not answer within "
                 f"{self.connect_timeout:g} s"
             ) from None
         except aiohttp.ClientError as err:
             raise WhisperServerDownError(
-                f"whisper-server at {self.url} is unreachable ({_reason(err)})"
+                f"whisper-server at {self.shown} is unreachable ({_reason(err)})"
             ) from None
         if status == HTTP_SERVICE_UNAVAILABLE:
             raise WhisperServerDownError(
-                f"whisper-server at {self.url} is loading its model (503)"
+                f"whisper-server at {self.shown} is loading its model (503)"
             )
 
     async def transcribe(self, wav: bytes, language: str) -> Transcription:
@@ -103,21 +106,21 @@ class WhisperClient:
                 status = response.status
         except aiohttp.ConnectionTimeoutError:
             raise WhisperServerDownError(
-                f"whisper-server at {self.url} did not accept the connection within "
+                f"whisper-server at {self.shown} did not accept the connection within "
                 f"{self.connect_timeout:g} s"
             ) from None
         except TimeoutError:
             raise WhisperServerError(
-                f"whisper-server at {self.url} did not answer within "
+                f"whisper-server at {self.shown} did not answer within "
                 f"{self._timeout.total:g} s"
             ) from None
         except aiohttp.ClientConnectorError as err:
             raise WhisperServerDownError(
-                f"whisper-server at {self.url} is unreachable ({_reason(err)})"
+                f"whisper-server at {self.shown} is unreachable ({_reason(err)})"
             ) from None
         except aiohttp.ClientError as err:
             raise WhisperServerError(
-                f"whisper-server at {self.url} is unreachable ({_reason(err)})"
+                f"whisper-server at {self.shown} is unreachable ({_reason(err)})"
             ) from None
         seconds = time.monotonic() - started
         if len(body) > MAX_ANSWER_BYTES:
@@ -127,7 +130,7 @@ class WhisperClient:
         answer = _parse_json(body)
         if status == HTTP_SERVICE_UNAVAILABLE:
             raise WhisperServerDownError(
-                f"whisper-server at {self.url} is loading its model (503)"
+                f"whisper-server at {self.shown} is loading its model (503)"
             )
         if status != 200:
             raise WhisperServerError(
@@ -140,7 +143,7 @@ class WhisperClient:
             text=clean_text(answer["text"]),
             language=iso_code(spoken) if isinstance(spoken, str) else None,
             seconds=seconds,
-            url=self.url,
+            url=self.shown,
         )
 
 
@@ -180,4 +183,4 @@ def _error_message(answer: Any, body: bytes) -> str:
 def _reason(err: aiohttp.ClientError) -> str:
     if isinstance(err, aiohttp.ClientConnectorError):
         return err.os_error.strerror or str(err.os_error)
-    return str(err) or type(err).__name__
+    return without_credentials(str(err)) or type(err).__name__

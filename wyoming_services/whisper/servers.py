@@ -53,13 +53,18 @@ class WhisperServers:
         """The servers, in the order questions try them."""
         return [client.url for client in self.clients]
 
+    @property
+    def shown(self) -> str:
+        """The servers as logs show them: in order, without credentials."""
+        return ", ".join(client.shown for client in self.clients)
+
     async def start(self) -> None:
         """Check every server once, log which are unreachable, keep checking."""
         await self.check_all()
         if not any(self.up.values()):
             _LOGGER.warning(
                 "no whisper-server answers (%s); questions fail until one does",
-                ", ".join(self.urls),
+                self.shown,
             )
         self._task = asyncio.create_task(self._keep_checking(), name="whisper checks")
 
@@ -148,7 +153,7 @@ class WhisperServers:
             if was_up is not False:
                 _LOGGER.warning("%s", fault)
         elif was_up is not True:
-            _LOGGER.info("whisper-server at %s is up", client.url)
+            _LOGGER.info("whisper-server at %s is up", client.shown)
 
 
 async def _transcribe_watched(
