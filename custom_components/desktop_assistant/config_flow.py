@@ -76,6 +76,7 @@ from .server.options import (
     fallback_selector,
     number_box,
 )
+from .server.url import abort_if_added, typed_server
 from .text import model_name
 from .tool_files import async_install_examples
 
@@ -149,13 +150,6 @@ def default_agent_name(hass: HomeAssistant, model: str) -> str:
     return unique_name(model_name(model) or DEFAULT_NAME, taken)
 
 
-def _server_input(user_input: dict[str, Any]) -> tuple[str, str | None]:
-    """Return the normalised URL (no trailing slash) and key (None when blank)."""
-    url = user_input[CONF_URL].strip().rstrip("/")
-    api_key = (user_input.get(CONF_API_KEY) or "").strip() or None
-    return url, api_key
-
-
 def _server_data(url: str, api_key: str | None) -> dict[str, str]:
     """Return entry data for a server; the key only when there is one."""
     return {CONF_URL: url} | ({CONF_API_KEY: api_key} if api_key else {})
@@ -197,8 +191,8 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         """Ask for the server's URL and key, check it, add one agent."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            url, api_key = _server_input(user_input)
-            self._async_abort_entries_match({CONF_URL: url})
+            url, api_key = typed_server(user_input)
+            abort_if_added(self._async_current_entries(), url)
             models, errors = await _async_check_server(self.hass, url, api_key)
             if not errors:
                 model = models[0] if models else ""
@@ -227,9 +221,8 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         entry = self._get_reconfigure_entry()
         errors: dict[str, str] = {}
         if user_input is not None:
-            url, api_key = _server_input(user_input)
-            if url != entry.data[CONF_URL]:
-                self._async_abort_entries_match({CONF_URL: url})
+            url, api_key = typed_server(user_input)
+            abort_if_added(self._async_current_entries(), url, keep=entry)
             _, errors = await _async_check_server(self.hass, url, api_key)
             if not errors:
                 return self.async_update_reload_and_abort(
@@ -258,7 +251,8 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         entry = self._get_reauth_entry()
         errors: dict[str, str] = {}
         if user_input is not None:
-            url, api_key = _server_input({**user_input, CONF_URL: entry.data[CONF_URL]})
+            url = entry.data[CONF_URL]
+            _, api_key = typed_server({**user_input, CONF_URL: url})
             _, errors = await _async_check_server(self.hass, url, api_key)
             if not errors:
                 return self.async_update_reload_and_abort(

@@ -1,6 +1,7 @@
 """The config flow against a llama-server stand-in on a real socket."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 from homeassistant import config_entries
@@ -29,6 +30,13 @@ from custom_components.desktop_assistant.text import model_name
 from tests.harness.agent import API_KEY
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, models_body, serve
 from tests.harness.ports import closed_port_url
+
+TRANSLATIONS = (
+    Path(__file__).resolve().parents[2]
+    / "custom_components"
+    / "desktop_assistant"
+    / "translations"
+)
 
 
 async def start_flow(hass: HomeAssistant) -> str:
@@ -507,3 +515,63 @@ async def test_every_new_agent_gets_a_name_of_its_own(
         "conversation.gemma_3_12b_it_q4_k_m_2",
         "conversation.gemma_3_12b_it_q4_k_m_3",
     }
+
+
+async def test_a_url_without_v1_is_stored_with_it(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn
+) -> None:
+    flow_id = await start_flow(hass)
+    bare = llama_server.url.removesuffix("/v1")
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: f" {bare}/ "}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"] == {CONF_URL: llama_server.url}
+    assert result["title"] == llama_server.url
+
+
+@pytest.mark.parametrize(
+    ("stored", "typed"),
+    [
+        ("{url}", "{bare}"),
+        ("{url}", "{bare}/"),
+        ("{url}", "HTTP://127.0.0.1:{port}/v1/"),
+        # An entry added before URLs were normalised.
+        ("{bare}", "{url}"),
+    ],
+)
+async def test_the_same_server_typed_another_way_aborts(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, stored: str, typed: str
+) -> None:
+    spellings = {
+        "url": llama_server.url,
+        "bare": llama_server.url.removesuffix("/v1"),
+        "port": llama_server.port,
+    }
+    MockConfigEntry(domain=DOMAIN, data={CONF_URL: stored.format(**spellings)}).add_to_hass(hass)
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: typed.format(**spellings)}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+    assert len(hass.config_entries.async_entries(DOMAIN)) == 1
+
+
+@pytest.mark.parametrize("language", ["en", "de", "es", "fr", "it", "nl"])
+async def test_failed_to_connect_says_what_to_check(
+    hass: HomeAssistant, socket_enabled: None, language: str
+) -> None:
+    flow_id = await start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: closed_port_url("/v1")}
+    )
+    assert result["errors"] == {"base": "cannot_connect"}
+    translations = json.loads(
+        (TRANSLATIONS / f"{language}.json").read_text(encoding="utf-8")
+    )
+    shown = translations["config"]["error"]["cannot_connect"]
+    # What the troubleshooting page says, where the user meets the fault.
+    assert "--host 0.0.0.0" in shown
+    assert "/v1" in shown
+    assert len(shown) > len("Failed to connect") * 3
