@@ -10,6 +10,7 @@ that; an agent's tool call (llm.py) still asks the person for a yes.
 """
 
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import Unauthorized, UnknownUser
 
 
 async def async_may_act(hass: HomeAssistant, context: Context) -> bool:
@@ -23,3 +24,16 @@ async def async_may_act(hass: HomeAssistant, context: Context) -> bool:
         return True
     user = await hass.auth.async_get_user(context.user_id)
     return user is not None and (user.is_admin or user.system_generated)
+
+
+async def async_check_may_act(hass: HomeAssistant, context: Context) -> None:
+    """Refuse an action's caller as HA's admin-only actions do, unless it may act.
+
+    Unauthorized, or UnknownUser for a user id nobody has: the websocket
+    answers `unauthorized`, as for async_register_admin_service.
+    """
+    if await async_may_act(hass, context):
+        return
+    if await hass.auth.async_get_user(context.user_id or "") is None:
+        raise UnknownUser(context=context)
+    raise Unauthorized(context=context)

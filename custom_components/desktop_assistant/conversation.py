@@ -25,6 +25,7 @@ from .runtime import (
     DesktopAssistantConfigEntry,
 )
 from .server.activity import async_get_activity
+from .server.client import ServerUnavailable
 from .server.failover import async_route
 from .server.no_server import NoServerWatch
 
@@ -199,18 +200,37 @@ class DesktopAssistantConversationEntity(
         turn.route = async_route(
             self.hass, self.entry, self.options, chat_log.conversation_id
         )
-        if (asleep := turn.route.server_to_wake()) is not None:
-            # Said before the wait, so the person knows why nothing comes yet.
-            await _async_say(
-                self.entity_id,
-                chat_log,
-                await async_spoken_text(self.hass, "waking", turn.language),
-            )
-            await turn.route.async_wait_for(asleep)
+        waited = await self._async_wait_for_asleep(chat_log, turn)
         await self.async_run_tool_loop(chat_log, turn)
+        if (
+            not waited
+            and turn.fault == ServerUnavailable.kind
+            and turn.route.answered is None
+            and await self._async_wait_for_asleep(chat_log, turn)
+        ):
+            # The question found its server just gone to sleep: asked again
+            # once it is woken, or the fault is said as before.
+            turn.fault = turn.fault_sentence = None
+            await self.async_run_tool_loop(chat_log, turn)
         timeout = float(self.options[CONF_CONFIRM_TIMEOUT])
         if question := confirmations.ask(chat_log, turn.language, timeout):
             await _async_say(self.entity_id, chat_log, question)
+
+    async def _async_wait_for_asleep(
+        self, chat_log: conversation.ChatLog, turn: Turn
+    ) -> bool:
+        """Wake the agent's own server and wait for it when it should; True if so."""
+        assert turn.route is not None
+        if (asleep := turn.route.server_to_wake()) is None:
+            return False
+        # Said before the wait, so the person knows why nothing comes yet.
+        await _async_say(
+            self.entity_id,
+            chat_log,
+            await async_spoken_text(self.hass, "waking", turn.language),
+        )
+        await turn.route.async_wait_for(asleep)
+        return True
 
     async def _async_pick_announcement(
         self,

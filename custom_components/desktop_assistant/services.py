@@ -3,6 +3,8 @@
 run_tool is for automations and scripts (an administrator's, or no one's);
 delete_conversations acts on the conversation record; wake_server sends a
 server's machine its magic packet. Each action is one module-level handler.
+All are for administrators: a signed-in member is refused with Unauthorized,
+as HA's admin-only actions are.
 """
 
 import logging
@@ -23,7 +25,7 @@ from homeassistant.helpers.service import (
 )
 import probatio
 
-from .access import async_may_act
+from .access import async_check_may_act
 from .const import (
     ATTR_ARGUMENTS,
     ATTR_CONVERSATION_ID,
@@ -75,12 +77,7 @@ async def async_run_tool(call: ServiceCall) -> ServiceResponse:
     registry = call.hass.data[DATA_TOOLS]
     name = call.data[ATTR_TOOL]
     arguments = call.data.get(ATTR_ARGUMENTS)
-    if not await async_may_act(call.hass, call.context):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN,
-            translation_key="tool_admin_only",
-            translation_placeholders={"tool": name},
-        )
+    await async_check_may_act(call.hass, call.context)
     if (spec := registry.get(name)) is None:
         raise ServiceValidationError(
             translation_domain=DOMAIN,
@@ -182,7 +179,9 @@ def async_setup_services(hass: HomeAssistant) -> None:
 @callback
 def async_setup_wake_service(hass: HomeAssistant) -> None:
     """Register wake_server: the magic packet to an entry's machine, for automations."""
-    hass.services.async_register(
+    # The panel's Wake is for administrators: so is the action.
+    async_register_admin_service(
+        hass,
         DOMAIN,
         SERVICE_WAKE_SERVER,
         _async_wake_server,

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import Unauthorized, UnknownUser
 from homeassistant.helpers import entity_registry as er, intent, llm
 from homeassistant.setup import async_setup_component
 import pytest
@@ -159,12 +159,12 @@ async def test_run_tool_refuses_a_user_who_is_no_administrator(
     hass_admin_user: MockUser,
 ) -> None:
     await setup_integration()
-    with pytest.raises(ServiceValidationError) as refused:
+    # As HA's admin-only actions refuse: Unauthorized, UnknownUser.
+    with pytest.raises(Unauthorized) as refused:
         await run_as(hass, Context(user_id=hass_read_only_user.id))
-    assert refused.value.translation_key == "tool_admin_only"
-    assert str(refused.value) == ADMIN_ONLY
+    assert refused.value.user_id == hass_read_only_user.id
     # An unknown user id is no administrator either; nothing ran.
-    with pytest.raises(ServiceValidationError):
+    with pytest.raises(UnknownUser):
         await run_as(hass, Context(user_id="no-such-user"))
     assert events(vdir) == []
 

@@ -205,14 +205,22 @@ class Route:
     async def async_wait_for(self, server: Server) -> bool:
         """Wake the server and wait up to its wake wait for it; True if it came up.
 
-        It goes first in the order then.
+        It goes first in the order then, with its entry's runtime of now: a
+        reload during the wait made a new client, health and waker.
         """
         assert server.runtime.waker is not None
         self.async_wake(server)
-        if not await async_wait_until_reachable(
-            self.hass, server.runtime.health, server.runtime.waker.wait
-        ):
+        runtime = await async_wait_until_entry_reachable(
+            self.hass, server.entry, server.runtime.waker.wait
+        )
+        if runtime is None:
             return False
+        if runtime is not server.runtime:
+            current = Server(server.entry, server.model)
+            self.servers = [current if s is server else s for s in self.servers]
+            if self.own is server:
+                self.own = current
+            server = current
         self._put_first(server)
         return True
 
@@ -240,6 +248,29 @@ async def async_wait_until_reachable(
     finally:
         unsubscribe()
     return bool(health.reachable)
+
+
+async def async_wait_until_entry_reachable(
+    hass: HomeAssistant, entry: DesktopAssistantConfigEntry, wait: float
+) -> ServerRuntime | None:
+    """The entry's runtime once its server is up; None after `wait` s or once removed.
+
+    Each WAKE_CHECK_EVERY s the entry's current runtime is watched, so a
+    reload during the wait is followed rather than its stopped health.
+    """
+    deadline = hass.loop.time() + wait
+    while (left := deadline - hass.loop.time()) > 0:
+        if hass.config_entries.async_get_entry(entry.entry_id) is not entry:
+            return None
+        step = min(WAKE_CHECK_EVERY, left)
+        if entry.state is not ConfigEntryState.LOADED:
+            # Between the unload and the setup of a reload.
+            await asyncio.sleep(step)
+            continue
+        runtime = entry.runtime_data
+        if await async_wait_until_reachable(hass, runtime.health, step):
+            return runtime
+    return None
 
 
 @callback
