@@ -385,7 +385,9 @@ async def evaluate(
 
 def main() -> None:
     """Parse the arguments and run."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="scripts/eval-tools", description=__doc__.splitlines()[0]
+    )
     parser.add_argument(
         "url", help="llama-server's OpenAI API, e.g. http://HOST:8181/v1"
     )

@@ -265,7 +265,9 @@ async def evaluate(url: str, names: list[str]) -> int:
 
 def main() -> None:
     """scripts/eval-memory URL [NAME ...]"""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="scripts/eval-memory", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("url", help="llama-server's API, ending in /v1")
     parser.add_argument("names", nargs="*", help=f"fixtures: {fixture_names()}")
     args = parser.parse_args()
