@@ -4,6 +4,8 @@ from datetime import date, datetime, timedelta
 import importlib.util
 import json
 from pathlib import Path
+import stat
+import time
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -279,6 +281,34 @@ async def test_a_time_with_an_offset_keeps_it(
 
 
 @pytest.mark.parametrize(
+    ("name", "words"), [("depart_at", "leaving at"), ("arrive_at", "to arrive by")]
+)
+async def test_a_time_with_another_offset_is_said_in_local_time(
+    travel: ExampleFolder, tomtom: TomTom, name: str, words: str
+) -> None:
+    """Both times of the answer are in one zone, the local one, and it says so."""
+    tomorrow = today() + timedelta(days=1)
+    asked = at(tomorrow, 8, zone="UTC")
+    local = asked.astimezone(ZoneInfo(ZONE))
+
+    result = await travel.run(
+        "travel", {"destination": "Schiphol", name: asked.isoformat()}
+    )
+
+    (summary,) = tomtom.summaries
+    departure, arrival = summary["departureTime"], summary["arrivalTime"]
+    spoken = said(local.isoformat(), today())
+    assert result.startswith(
+        f"{TRIP}, leaving at {spoken} local time: you arrive at "
+        f"{said(arrival, local.date())}."
+        if name == "depart_at"
+        else f"{TRIP}, to arrive by {spoken} local time: leave by "
+        f"{said(departure, local.date())}, arriving at {said(arrival, local.date())}."
+    )
+    assert f"{words} {asked:%H:%M}" not in result
+
+
+@pytest.mark.parametrize(
     ("arguments", "expected"),
     [
         (
@@ -425,3 +455,45 @@ async def test_a_missing_entitlement_is_not_a_wrong_key(
     assert "refused the API key" not in result
     assert TOMTOM_KEY not in result
     assert len(tomtom.requests) == requests
+
+
+async def test_a_cache_entry_of_another_shape_is_looked_up_again(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    # A time as text, as a hand or another program may write it, for the very
+    # place asked about and for another one.
+    written = str(time.time())
+    utrecht = {"name": "Utrecht", "lat": 52.09083, "lon": 5.12222}
+    path = cache_file(travel)
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        json.dumps(
+            {
+                f"{tomtom.url} | utrecht | ": {"at": written, "place": utrecht},
+                f"{tomtom.url} | rome | ": {"at": written, "place": utrecht},
+            }
+        )
+    )
+
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+    assert len(tomtom.paths("/search/")) == 2
+    # Replaced by entries of the right shape, which the next question uses.
+    cached = json.loads(path.read_text())
+    assert len(cached) == 2
+    assert all(isinstance(entry["at"], float) for entry in cached.values())
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+    assert len(tomtom.paths("/search/")) == 2
+
+
+async def test_the_place_cache_is_readable_by_its_owner_alone(
+    travel: ExampleFolder, tomtom: TomTom
+) -> None:
+    await travel.run("travel", {"destination": "Schiphol"})
+    path = cache_file(travel)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+    # One left readable by everyone (by an earlier version) is mended when read.
+    path.chmod(0o644)
+    assert (await travel.run("travel", {"destination": "Schiphol"})).startswith(TRIP)
+    assert len(tomtom.paths("/search/")) == 2
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -122,12 +122,12 @@ ERROR_CASES = {
     "an argument as shell code": (
         'description = "x"\ncommand = ["/bin/sh", "-ec", "echo {text}"]\n'
         '[params.text]\ntype = "string"\ndescription = "p"\n',
-        [("command[2]", "hands an argument to /bin/sh as code")],
+        [("command[2]", "inside a longer element, in a command that runs /bin/sh")],
     ),
     "an argument as python code": (
         'description = "x"\ncommand = ["python3.12", "-c", "print({n})"]\n'
         '[params.n]\ntype = "integer"\ndescription = "p"\n',
-        [("command[2]", "hands an argument to python3.12 as code")],
+        [("command[2]", "inside a longer element, in a command that runs python3.12")],
     ),
     "placeholder naming no parameter": (
         'description = "x"\ncommand = ["echo", "--city={place}"]\n',

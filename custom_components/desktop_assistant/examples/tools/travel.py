@@ -10,6 +10,7 @@ travel.py ORIGIN DESTINATION ARRIVE_AT DEPART_AT
                At most one of the two, on predicted traffic; neither: leave
                now, on live traffic. "HH:MM" (today) or "YYYY-MM-DD HH:MM",
                in TZ's zone unless it has an offset; a time past is refused.
+               The answer says every time in TZ's zone.
 
 Environment:
   TOMTOM_API_KEY  key with the Search and Routing APIs enabled (required)
@@ -158,23 +159,34 @@ class PlaceCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            # The places asked about are for the household alone.
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o600)
+            data = json.loads(text)
         except (OSError, ValueError):
             data = {}
         self.entries: dict[str, Any] = data if isinstance(data, dict) else {}
 
     def get(self, key: str) -> tuple[Place | None] | None:
-        """Return (the place, or None when none was found) if still kept; else None."""
+        """Return (the place, or None when none was found) if still kept; else None.
+
+        An entry of another shape (written by hand, or by another version)
+        counts as not kept: it is looked up again and replaced.
+        """
         entry = self.entries.get(key)
         try:
-            age = clock.time() - float(entry["at"])
+            at = entry["at"]
+            if isinstance(at, bool) or not isinstance(at, int | float):
+                return None
+            age = clock.time() - at
             found = entry["place"]
             place = (
                 None
                 if found is None
                 else Place(str(found["name"]), float(found["lat"]), float(found["lon"]))
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None
         if 0 <= age < (MISSED_FOR if place is None else FOUND_FOR):
             return (place,)
@@ -190,8 +202,12 @@ class PlaceCache:
         kept.sort(key=lambda item: item[1]["at"], reverse=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(dict(kept[:MAX_CACHED])), encoding="utf-8")
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            temporary.unlink(missing_ok=True)
+            # Readable by its owner alone from the start, not after a chmod.
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with open(descriptor, "w", encoding="utf-8") as file:
+                file.write(json.dumps(dict(kept[:MAX_CACHED])))
             os.replace(temporary, self.path)
         except OSError:
             with contextlib.suppress(OSError):
@@ -343,16 +359,20 @@ def describe(
         f"The drive takes {duration_text(seconds)} with predicted traffic{traffic}, "
         f"{length}."
     )
+    # Every time is said in the local zone, the asked one too when it was
+    # written with another offset (then saying so).
+    asked = in_zone(when.moment, zone)
+    local = " local time" if asked.utcoffset() != when.moment.utcoffset() else ""
     # A time's day is said only when it is not the day asked about.
-    day = when.moment.date()
+    day = asked.date()
     if when.kind == "arriveAt":
         return (
-            f"{trip}, to arrive by {clock_text(when.moment, today)}: leave by "
+            f"{trip}, to arrive by {clock_text(asked, today)}{local}: leave by "
             f"{clock_text(departure, day)}, arriving at {clock_text(arrival, day)}. "
             f"{drive}"
         )
     return (
-        f"{trip}, leaving at {clock_text(when.moment, today)}: you arrive at "
+        f"{trip}, leaving at {clock_text(asked, today)}{local}: you arrive at "
         f"{clock_text(arrival, day)}. {drive}"
     )
 
@@ -365,6 +385,11 @@ def local_time(value: object, zone: tzinfo | None) -> datetime | None:
         return None
     if moment.tzinfo is None:
         return moment
+    return in_zone(moment, zone)
+
+
+def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
+    """Return an aware time in the local zone (TZ's, else the system's)."""
     return moment.astimezone(zone) if zone else moment.astimezone()
 
 

@@ -1,0 +1,281 @@
+"""The tool guard: a value never ends up in code that a shell or interpreter runs.
+
+Tool files come in through the door an administrator uses (a TOML file in
+tools/, read by load_folder); the commands that load run through the real
+runner with values that would be shell code if anything parsed them.
+"""
+
+from itertools import product
+import json
+from pathlib import Path
+import subprocess
+import sys
+
+import pytest
+
+from custom_components.desktop_assistant.tools import (
+    ToolRegistry,
+    build_argv,
+    load_folder,
+)
+from tests.harness.tool_files import WriteFolder
+
+# What runs an interpreter for a tool: nothing, or a wrapper, in the
+# spellings a tool file may use.
+WRAPPERS = [
+    [],
+    ["env"],
+    ["/usr/bin/env", "LANG=C"],
+    ["env", "-i"],
+    ["timeout", "5"],
+    ["timeout", "-s", "KILL", "5"],
+    ["nice"],
+    ["nice", "-n", "10"],
+    ["nohup"],
+    ["stdbuf", "-oL"],
+    ["xargs", "-0"],
+    ["busybox"],
+    ["setsid", "-w"],
+    ["chrt", "-f", "10"],
+    ["ionice", "-c", "3"],
+    ["flock", "lockfile"],
+    ["sudo", "-u", "nobody"],
+    ["env", "nice", "timeout", "5"],
+]
+# An interpreter and the arguments that hand it {text} as code or as the
+# script, in every spelling of its options: alone, joined, --flag=value, --.
+AS_CODE = [
+    *product(
+        ["sh", "/bin/sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox sh"],
+        [
+            ["-c", "{text}"],
+            ["-c", "--", "{text}"],
+            ["-c", "-e", "{text}"],
+            ["-ec", "{text}"],
+            ["-ce", "{text}"],
+            ["-c", "-o", "errexit", "{text}"],
+            ["+o", "errexit", "-c", "{text}"],
+            ["-c", "echo {text}"],
+            ["{text}"],
+            ["-s", "{text}"],
+        ],
+    ),
+    *product(
+        ["python", "python3", "python3.12", "/usr/bin/python3.14", "pypy3"],
+        [
+            ["-c", "{text}"],
+            ["-uc", "{text}"],
+            ["-Ic", "{text}"],
+            ["-c{text}"],
+            ["-W", "ignore", "-c", "{text}"],
+            ["-c", "print('{text}')"],
+            ["-m", "timeit", "x", "{text}"],
+            ["{text}"],
+            ["-u", "{text}"],
+        ],
+    ),
+    *product(
+        ["perl", "perl5.36"],
+        [
+            ["-e", "{text}"],
+            ["-le", "{text}"],
+            ["-ne", "{text}"],
+            ["-E", "{text}"],
+            ["-Mstrict", "-e", "{text}"],
+            ["-e", "print '{text}'"],
+            ["-e{text}"],
+        ],
+    ),
+    *product(
+        ["ruby", "ruby3.1"],
+        [["-e", "{text}"], ["-we", "{text}"], ["-rjson", "-e", "{text}"], ["{text}"]],
+    ),
+    *product(
+        ["node", "nodejs", "bun"],
+        [
+            ["-e", "{text}"],
+            ["--eval", "{text}"],
+            ["--eval={text}"],
+            ["-p", "{text}"],
+            ["--print", "{text}"],
+            ["-pe", "{text}"],
+            ["{text}"],
+        ],
+    ),
+    ("deno", ["eval", "{text}"]),
+    ("deno", ["eval", "--quiet", "{text}"]),
+    ("deno", ["run", "{text}"]),
+    ("bun", ["run", "{text}"]),
+    ("php", ["-r", "{text}"]),
+    ("php8.2", ["-nr", "{text}"]),
+    ("lua", ["-e", "{text}"]),
+    ("lua5.4", ["-e", "x=1", "{text}"]),
+    ("Rscript", ["-e", "{text}"]),
+    ("Rscript", ["--vanilla", "-e", "{text}"]),
+    ("awk", ["{text}"]),
+    ("gawk", ["-F,", "{text}"]),
+    ("awk", ["-v", "x=1", "{text}"]),
+    ("awk", ['BEGIN { print "{text}" }']),
+    ("sed", ["s/a/{text}/"]),
+    ("osascript", ["-e", "{text}"]),
+    ("pwsh", ["-Command", "{text}"]),
+    ("pwsh", ["-c", "{text}"]),
+    ("pwsh", ["-File", "script.ps1", "{text}"]),
+    ("fish", ["-c", "{text}"]),
+    ("tclsh", ["{text}"]),
+    ("watch", ["echo", "{text}"]),
+    ("ssh", ["host", "echo", "{text}"]),
+]
+# A wrapper whose program would be chosen by the value.
+AS_PROGRAM = [
+    ["env", "{text}"],
+    ["env", "X=1", "{text}"],
+    ["env", "-S", "sh -c", "{text}"],
+    ["env", "--split-string=sh -c", "{text}"],
+    ["timeout", "5", "{text}"],
+    ["timeout", "{text}", "sh"],
+    ["nice", "{text}"],
+    ["nohup", "{text}"],
+    ["xargs", "{text}"],
+    ["busybox", "{text}"],
+    ["flock", "lockfile", "{text}"],
+    ["flock", "lockfile", "-c", "{text}"],
+    ["find", ".", "-exec", "sh", "-c", "{text}", ";"],
+]
+PARAMS = '[params.text]\ntype = "string"\ndescription = "what to say"\n'
+
+
+def tool_file(command: list[str]) -> str:
+    return f'description = "x"\ncommand = {json.dumps(command)}\n{PARAMS}'
+
+
+def assert_refused(write_folder: WriteFolder, folder: Path, command: list[str]) -> None:
+    write_folder(tools={"hostile": tool_file(command)})
+    loaded = load_folder(folder)
+    assert "hostile" not in loaded.tools, command
+    (problem,) = loaded.problems
+    index = next(i for i, element in enumerate(command) if "{text}" in element)
+    assert (problem.file, problem.key) == ("tools/hostile.toml", f"command[{index}]")
+    assert str(problem).startswith(f"tools/hostile.toml: command[{index}]: ")
+    assert "{text}" in problem.message
+    assert "code" in problem.message or "program" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("interpreter", "arguments"),
+    AS_CODE,
+    ids=[f"{program} {' '.join(arguments)}" for program, arguments in AS_CODE],
+)
+def test_a_value_as_code_is_refused_behind_any_wrapper(
+    write_folder: WriteFolder, folder: Path, interpreter: str, arguments: list[str]
+) -> None:
+    for wrapper in WRAPPERS:
+        command = [*wrapper, *interpreter.split(), *arguments]
+        assert_refused(write_folder, folder, command)
+
+
+@pytest.mark.parametrize("command", AS_PROGRAM, ids=" ".join)
+def test_a_value_that_would_choose_the_program_is_refused(
+    write_folder: WriteFolder, folder: Path, command: list[str]
+) -> None:
+    assert_refused(write_folder, folder, command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sh", "-c", "--", "{text}"],
+        ["bash", "-c", "-e", "{text}"],
+        ["env", "sh", "-c", "{text}"],
+        ["timeout", "5", "sh", "-ec", "{text}"],
+        ["nice", "sh", "-c", "-o", "errexit", "{text}"],
+        [sys.executable, "-uc", "{text}"],
+        [sys.executable, "-Ic", "{text}"],
+        ["env", "LANG=C", sys.executable, "-W", "ignore", "-c", "{text}"],
+    ],
+    ids=lambda command: " ".join(Path(part).name for part in command),
+)
+def test_what_is_refused_would_have_run_the_value_as_code(
+    write_folder: WriteFolder, folder: Path, tmp_path: Path, command: list[str]
+) -> None:
+    """Each refusal stops a real injection: run as written, the value is code."""
+    assert_refused(write_folder, folder, command)
+    marker = tmp_path / "touched"
+    code = f"open({str(marker)!r}, 'w')" if sys.executable in command else None
+    value = code or f"touch '{marker}'"
+    subprocess.run(build_argv(command, {"text": value}), check=True, timeout=60)
+    assert marker.exists()
+
+
+def test_the_refusal_says_what_to_do(write_folder: WriteFolder, folder: Path) -> None:
+    write_folder(tools={"say": tool_file(["env", "bash", "-c", "-e", "{text}"])})
+    (problem,) = load_folder(folder).problems
+    assert str(problem) == (
+        "tools/say.toml: command[4]: hands {text} to bash where it could be code,"
+        " a script or an option: put it after the code or script, as an argument"
+        " of its own (sh -c 'echo \"$1\"' sh {text})"
+    )
+    write_folder(tools={"say": tool_file(["sh", "-c", "echo {text}"])})
+    (problem,) = load_folder(folder).problems
+    assert str(problem) == (
+        "tools/say.toml: command[2]: has {text} inside a longer element, in a"
+        " command that runs sh: there it could become code. Give the value an"
+        " element of its own after the code (sh -c 'echo \"$1\"' sh {text}), or"
+        " make the script command[0]"
+    )
+
+
+HOSTILE = [
+    "hi; touch {marker}",
+    "$(touch {marker})",
+    "`touch {marker}`",
+    "'; touch {marker}; '",
+    '"; touch {marker}; "',
+    "hi\ntouch {marker}",
+    "__import__('os').system('touch {marker}')",
+]
+PRINT_FIRST = 'printf "%s\\n" "$1"'
+
+
+def loading_commands(tools_dir: Path) -> dict[str, list[str]]:
+    """Commands the guard lets load: the value is argv data in each."""
+    script = str(tools_dir / "echo.py")
+    return {
+        "plain": ["echo", "{text}"],
+        "option": ["echo", "--say={text}"],
+        "shell code with the value as $1": ["sh", "-c", PRINT_FIRST, "sh", "{text}"],
+        "behind env": ["env", "LANG=C", "sh", "-c", PRINT_FIRST, "sh", "{text}"],
+        "behind timeout and nice": ["timeout", "5", "nice", "echo", "{text}"],
+        "a script run by python": [sys.executable, script, "{text}"],
+        "a script run by python with a flag": [sys.executable, "-u", script, "{text}"],
+        "find -exec": [
+            *("find", str(tools_dir), "-maxdepth", "0", "-exec"),
+            *("sh", "-c", PRINT_FIRST, "sh", "{text}", ";"),
+        ],
+    }
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_no_value_runs_as_code_in_a_command_that_loads(
+    write_folder: WriteFolder, folder: Path, tmp_path: Path, hostile: str
+) -> None:
+    marker = tmp_path / "touched"
+    value = hostile.format(marker=marker)
+    commands = loading_commands(folder / "tools")
+    write_folder(
+        tools={
+            name.replace(" ", "_").replace("$", "").replace("-", "_"): tool_file(argv)
+            for name, argv in commands.items()
+        },
+        scripts={
+            "echo.py": "#!python\nimport sys\nprint(sys.argv[1])\n",
+        },
+    )
+    loaded = load_folder(folder)
+    assert loaded.problems == ()
+    registry = ToolRegistry(loaded)
+    for name in loaded.tools:
+        said = await registry.async_run(name, {"text": value})
+        assert said == (f"--say={value}" if name == "option" else value), name
+        assert not marker.exists(), name
+    assert len(loaded.tools) == len(commands)
