@@ -548,7 +548,9 @@ async def test_the_same_server_typed_another_way_aborts(
         "bare": llama_server.url.removesuffix("/v1"),
         "port": llama_server.port,
     }
-    MockConfigEntry(domain=DOMAIN, data={CONF_URL: stored.format(**spellings)}).add_to_hass(hass)
+    MockConfigEntry(
+        domain=DOMAIN, data={CONF_URL: stored.format(**spellings)}
+    ).add_to_hass(hass)
     flow_id = await start_flow(hass)
     result = await hass.config_entries.flow.async_configure(
         flow_id, {CONF_URL: typed.format(**spellings)}

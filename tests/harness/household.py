@@ -32,7 +32,11 @@ ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / ".dev"
 LOOPBACK = "127.0.0.1"
 LLAMA_PORT, WHISPER_PORT, RELAY_PORT, KOKORO_PORT, HASS_PORT = (
-    8181, 8910, 10300, 10200, 8123,
+    8181,
+    8910,
+    10300,
+    10200,
+    8123,
 )
 # A loaded 2-core machine may take this long to load a model.
 READY_WITHIN = 180
@@ -141,7 +145,10 @@ def start_voice(household: Household, whisper_url: str) -> None:
         f'[kokoro]\nmodel = "{kokoro / KOKORO_MODEL}"\n'
         f'voices = "{kokoro / KOKORO_VOICES}"\n{REAL_KOKORO_VOICES}'
     )
-    for name, port in (("wyoming-whisper-relay", RELAY_PORT), ("wyoming-kokoro", KOKORO_PORT)):
+    for name, port in (
+        ("wyoming-whisper-relay", RELAY_PORT),
+        ("wyoming-kokoro", KOKORO_PORT),
+    ):
         uri = f"tcp://{LOOPBACK}:{port}"
         household.start(name, [name, "--uri", uri, "--config", str(config)])
     household.wait_until_ready("wyoming-whisper-relay", RELAY_PORT)
@@ -207,9 +214,15 @@ def first_screen(llm_url: str, whisper_url: str | None) -> str:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     """The options, and Home Assistant's own after `--`."""
-    parser = argparse.ArgumentParser(prog="scripts/develop", usage=USAGE, description=__doc__)
-    parser.add_argument("--llm-url", help="your llama-server's API (…/v1) instead of SmolLM2")
-    parser.add_argument("--whisper-url", help="your whisper-server instead of Whisper base")
+    parser = argparse.ArgumentParser(
+        prog="scripts/develop", usage=USAGE, description=__doc__
+    )
+    parser.add_argument(
+        "--llm-url", help="your llama-server's API (…/v1) instead of SmolLM2"
+    )
+    parser.add_argument(
+        "--whisper-url", help="your whisper-server instead of Whisper base"
+    )
     parser.add_argument("--no-voice", action="store_true", help="no speech engines")
     parser.add_argument("hass_args", nargs=argparse.REMAINDER, help="after --: hass's")
     args = parser.parse_args(argv)

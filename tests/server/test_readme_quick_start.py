@@ -50,7 +50,9 @@ def running_as_written(
     """llama-server started with the README's flags (plus an API key)."""
     binary = llama_server_binary()
     port = free_port()
-    args = with_model_and_port(readme_command(), write_tiny_gguf(tmp_path / "m.gguf"), port)
+    args = with_model_and_port(
+        readme_command(), write_tiny_gguf(tmp_path / "m.gguf"), port
+    )
     log_path = tmp_path / "llama-server.log"
     with log_path.open("w") as log:
         process = subprocess.Popen(

@@ -13,7 +13,12 @@ from typing import Any
 from homeassistant.components import assist_pipeline
 from homeassistant.components.assist_pipeline.pipeline import KEY_ASSIST_PIPELINE
 from homeassistant.config_entries import SOURCE_USER
-from homeassistant.const import CONF_HOST, CONF_PORT, CONF_URL, EVENT_HOMEASSISTANT_STARTED
+from homeassistant.const import (
+    CONF_HOST,
+    CONF_PORT,
+    CONF_URL,
+    EVENT_HOMEASSISTANT_STARTED,
+)
 from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.typing import ConfigType
@@ -57,13 +62,19 @@ async def _async_add_wyoming(hass: HomeAssistant, host: str, port: int) -> None:
         data={CONF_HOST: host, CONF_PORT: port},
     )
     if result.get("errors"):
-        _LOGGER.error("Wyoming at %s:%s was not added: %s", host, port, result["errors"])
+        _LOGGER.error(
+            "Wyoming at %s:%s was not added: %s", host, port, result["errors"]
+        )
 
 
 def _entity_of(hass: HomeAssistant, domain: str, platform: str) -> str | None:
     entities = er.async_get(hass).entities.values()
     return next(
-        (e.entity_id for e in entities if e.domain == domain and e.platform == platform),
+        (
+            e.entity_id
+            for e in entities
+            if e.domain == domain and e.platform == platform
+        ),
         None,
     )
 
