@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import Unauthorized, UnknownUser
 from homeassistant.helpers import issue_registry as ir
 import pytest
 
@@ -321,11 +321,11 @@ async def test_run_nightly_is_refused_to_a_member_and_open_to_automations(
     hass: HomeAssistant, agent: Agent, hass_read_only_user: Any, hass_admin_user: Any
 ) -> None:
     agent.server.reply_to = model()
-    with pytest.raises(ServiceValidationError) as caught:
+    with pytest.raises(Unauthorized) as caught:
         await run(hass, Context(user_id=hass_read_only_user.id))
-    assert caught.value.translation_key == "run_nightly_admin_only"
+    assert caught.value.user_id == hass_read_only_user.id
     # A user id nobody has is refused as HA's admin actions refuse it.
-    with pytest.raises(ServiceValidationError):
+    with pytest.raises(UnknownUser):
         await run(hass, Context(user_id="0123456789abcdef0123456789abcdef"))
     assert await listed_runs(hass) == []
     assert (await run(hass, Context(user_id=hass_admin_user.id)))["outcome"] == "ok"

@@ -48,6 +48,7 @@ async def remember_via_agent(agent: Agent, args: dict[str, str]) -> str:
     return tool_answers(agent.server.chat_requests[-1])[-1]
 
 
+@pytest.mark.freeze_time("2026-11-30 12:00:00+00:00")
 async def test_remember_then_recall_through_the_agent(
     hass: HomeAssistant, agent: Agent, freezer: Any
 ) -> None:
@@ -74,6 +75,7 @@ async def test_remember_then_recall_through_the_agent(
     )
 
 
+@pytest.mark.freeze_time("2026-11-30 12:00:00+00:00")
 async def test_remember_is_dated_in_home_assistants_time_zone(
     hass: HomeAssistant, agent: Agent, freezer: Any
 ) -> None:

@@ -8,7 +8,7 @@ from homeassistant.helpers import issue_registry as ir
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory import Memory
+from custom_components.desktop_assistant.memory import Memory, pages
 from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY
 from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
@@ -298,8 +298,26 @@ async def test_describe_gives_the_panel_page_types_and_error_codes(
 DOOR_CODE = "The door code is 4711."
 
 
+async def delete_through_the_panel(
+    hass: HomeAssistant, client: Client, page_id: int, confirm: str
+) -> None:
+    await client.result("pages/delete_forever", page_id=page_id, confirm=confirm)
+
+
+async def delete_through_the_memory_function(
+    hass: HomeAssistant, client: Client, page_id: int, confirm: str
+) -> None:
+    await hass.data[DATA_MEMORY].async_write(
+        lambda db, now: pages.delete_forever(db, page_id, confirm, now)
+    )
+
+
+@pytest.mark.parametrize(
+    "delete_forever",
+    [delete_through_the_panel, delete_through_the_memory_function],
+)
 async def test_delete_forever_removes_the_text_from_the_runs_too(
-    hass: HomeAssistant, client: Client, agent: Agent
+    hass: HomeAssistant, client: Client, agent: Agent, delete_forever: Any
 ) -> None:
     page = await client.result(
         "pages/create", name="Front door", page_type="thing", text=DOOR_CODE + "\n"
@@ -332,9 +350,7 @@ async def test_delete_forever_removes_the_text_from_the_runs_too(
     assert ran["summary"]["consolidation"] == "applied_second"
     before = json.dumps(await client.result("runs/get", run_id=ran["run_id"]))
     assert "4711" in before
-    await client.result(
-        "pages/delete_forever", page_id=page["page_id"], confirm="Front door"
-    )
+    await delete_forever(hass, client, page["page_id"], "Front door")
     after = await client.result("runs/get", run_id=ran["run_id"])
     assert "4711" not in json.dumps(after)
     assert [change["name"] for change in after["pages"]] == ["Garden"]

@@ -62,6 +62,7 @@ def locked_at_start(hass: HomeAssistant) -> Iterator[sqlite3.Connection]:
     other.close()
 
 
+@pytest.mark.freeze_time("2026-11-20 20:00:00+00:00")  # noon in the tests' zone
 async def test_a_database_locked_at_start_is_used_once_it_is_free(
     hass: HomeAssistant,
     locked_at_start: sqlite3.Connection,

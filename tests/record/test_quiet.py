@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 from freezegun.api import FrozenDateTimeFactory
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.util import dt as dt_util
+import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     async_fire_time_changed,
@@ -25,6 +26,7 @@ async def tick(
     await hass.async_block_till_done(wait_background_tasks=True)
 
 
+@pytest.mark.freeze_time("2026-11-20 20:00:00+00:00")  # noon in the tests' zone
 async def test_quiet_after_the_quiet_time_and_active_again(
     hass: HomeAssistant, record: Record, freezer: FrozenDateTimeFactory
 ) -> None:

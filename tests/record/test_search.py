@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from homeassistant.core import HomeAssistant
 from homeassistant.util import dt as dt_util
+import pytest
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
     async_fire_time_changed,
@@ -81,6 +82,7 @@ async def test_a_delete_removes_the_conversation_from_the_index(
     )
 
 
+@pytest.mark.freeze_time("2026-11-20 20:00:00+00:00")  # noon in the tests' zone
 async def test_retention_at_four_deletes_old_conversations_and_their_words(
     hass: HomeAssistant, record: Record
 ) -> None:

@@ -198,6 +198,7 @@ async def test_an_unwritable_database_is_reported(hass: HomeAssistant) -> None:
     assert issue_ids(hass) == {"database_unwritable"}
 
 
+@pytest.mark.freeze_time("2026-11-20 20:00:00+00:00")  # noon in the tests' zone
 async def test_a_database_locked_at_start_opens_once_the_lock_is_gone(
     hass: HomeAssistant, freezer: Any
 ) -> None:

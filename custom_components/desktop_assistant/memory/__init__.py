@@ -15,9 +15,9 @@ from homeassistant.core import (
     SupportsResponse,
     callback,
 )
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError
 
-from ..access import async_may_act
+from ..access import async_check_may_act
 from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
 from ..record import async_listen_quiet
 from ..runtime import (
@@ -73,7 +73,8 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     )
 
     async def run_nightly(call: ServiceCall) -> ServiceResponse:
-        await _async_check_admin(hass, call)
+        # Automations and scripts (no user, or the system) run the pass.
+        await async_check_may_act(hass, call.context)
         try:
             return await nightly.async_run("action")
         except StoreError as err:
@@ -90,17 +91,6 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
         supports_response=SupportsResponse.OPTIONAL,
     )
     return memory
-
-
-async def _async_check_admin(hass: HomeAssistant, call: ServiceCall) -> None:
-    """Refuse a signed-in user who is not an administrator, or is nobody's id.
-
-    Automations and scripts (no user, or the system) run the pass.
-    """
-    if not await async_may_act(hass, call.context):
-        raise ServiceValidationError(
-            translation_domain=DOMAIN, translation_key="run_nightly_admin_only"
-        )
 
 
 async def _async_enqueue(memory: Memory, conversation_id: str) -> None:

@@ -1,9 +1,10 @@
-"""Delete forever: the page, and its text everywhere memory keeps it.
+"""Delete forever: a page's text, gone from the nightly runs' records too.
 
 Besides the page and its revisions, the nightly runs' records keep text: a
-change's before and after, a merge's absorbed page, refused plans. A page
-deleted forever leaves none of it behind. Functions of a connection, run on
-the store's thread in one transaction; no Home Assistant import.
+change's before and after, a merge's absorbed page, refused plans.
+`pages.delete_forever` calls these in its own transaction, so that no way of
+deleting forever leaves the text behind. Functions of a connection, run on the
+store's thread; no Home Assistant import.
 """
 
 import json
@@ -11,31 +12,27 @@ import sqlite3
 from typing import Any
 
 from ..text import fold_name
-from .page import get_page
-from .pages import delete_forever
+from .page import Page
 from .revisions import revision_texts
 from .text import content_lines, line_key
 
 
-def delete_everywhere(
-    connection: sqlite3.Connection, page_id: int, confirm: str, now: float
-) -> list[str]:
-    """Delete a page forever and remove its text from the runs' records.
-
-    Returns the names of the pages whose links to it became plain text.
-    """
-    page = get_page(connection, page_id)
-    secrets = {
+def page_line_keys(connection: sqlite3.Connection, page: Page) -> set[str]:
+    """The keys of every line the page holds or ever held."""
+    return {
         key
-        for text in (page.text, *revision_texts(connection, page_id))
+        for text in (page.text, *revision_texts(connection, page.id))
         for line in content_lines(text)
         if (key := line_key(line))
     }
-    names = page.names
-    unlinked = delete_forever(connection, page_id, confirm, now)
-    _forget_changes(connection, page_id, secrets)
-    _forget_plans(connection, names | secrets)
-    return unlinked
+
+
+def forget_in_runs(
+    connection: sqlite3.Connection, page: Page, line_keys: set[str]
+) -> None:
+    """Remove the page's changes, names and lines from the runs' records."""
+    _forget_changes(connection, page.id, line_keys)
+    _forget_plans(connection, page.names | line_keys)
 
 
 def _forget_changes(

@@ -3,12 +3,11 @@
 It runs at a time of day (an entry option), on `desktop_assistant.run_nightly`,
 and once soon after start when HA was down at the scheduled time. It talks to
 llama-server through `generate.Generator`, stepping aside for conversations.
-Every run ends `ok`, `no_server`, `cancelled` or `failed: <reason>`; one that
-a kill leaves `running` is marked at the next start (`runs.end_interrupted`).
+Every run ends `ok`, `no_server`, `cancelled` or `failed: <reason>`; a run left
+`running` is ended at the next start (a kill) or by the next run (a store fault).
 """
 
 import asyncio
-import contextlib
 from dataclasses import asdict, dataclass, field
 import json
 import logging
@@ -110,6 +109,8 @@ class NightlyPass:
         self.hass = hass
         self.memory = memory
         self._lock = asyncio.Lock()
+        # Runs whose end the store refused (id -> outcome); the next run writes it.
+        self._unrecorded: dict[int, str] = {}
 
     @property
     def running(self) -> bool:
@@ -128,11 +129,13 @@ class NightlyPass:
 
     async def _async_run_locked(self, trigger: str) -> dict[str, Any]:
         started = monotonic_seconds()
+        unrecorded = dict(self._unrecorded)
         run = Run(
             await self.memory.async_write(
-                lambda connection, now: runs.insert_run(connection, trigger, now)
+                lambda db, now: runs.start_run(db, trigger, now, unrecorded)
             )
         )
+        self._unrecorded.clear()
         try:
             outcome = await self._async_pass(run)
         except asyncio.CancelledError:
@@ -189,10 +192,10 @@ class NightlyPass:
             runs.set_state(connection, STATE_FAILED_RUNS, str(failed))
             return failed
 
-        # A store fault is already reported by the store; the next start
-        # marks the run.
-        with contextlib.suppress(StoreError):
+        try:
             self._report_failing(await self.memory.async_write(work), outcome)
+        except StoreError as err:  # reported by the store already
+            outcome = self._unrecorded[run.run_id] = f"failed: database {err.kind}"
         _LOGGER.info(
             "Nightly pass %s in %.1f s: %s", outcome, duration, run.summary.as_dict()
         )

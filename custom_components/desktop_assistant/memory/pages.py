@@ -10,6 +10,7 @@ from typing import Final
 
 from ..text import fold_name
 from .errors import PageError
+from .forget import forget_in_runs, page_line_keys
 from .page import (
     PAGE_KINDS,
     PROFILE_NAME,
@@ -312,6 +313,8 @@ def delete_forever(
 ) -> list[str]:
     """Remove a page and its history, unlink it, tombstone its names.
 
+    Its text goes from the nightly runs' records in the same transaction.
+
     `confirm` must be the page's name. Returns the names of the pages whose
     links to it became plain text.
     """
@@ -322,6 +325,7 @@ def delete_forever(
         raise PageError(
             "confirmation", f"type the page's name, {page.name!r}, to confirm"
         )
+    line_keys = page_line_keys(connection, page)
     names = {fold_name(page.name), *(fold_name(alias) for alias in page.aliases)}
     unlinked = []
     for row in connection.execute(
@@ -338,6 +342,7 @@ def delete_forever(
     )
     connection.execute("DELETE FROM page_search WHERE rowid = ?", (page_id,))
     connection.execute("DELETE FROM pages WHERE id = ?", (page_id,))
+    forget_in_runs(connection, page, line_keys)
     return unlinked
 
 

@@ -154,6 +154,20 @@ def insert_run(connection: sqlite3.Connection, trigger: str, now: float) -> int:
     return int(cursor.lastrowid or 0)
 
 
+def start_run(
+    connection: sqlite3.Connection,
+    trigger: str,
+    now: float,
+    unrecorded: dict[int, str],
+) -> int:
+    """Start a run's row, ending first the runs whose end could not be written."""
+    connection.executemany(
+        "UPDATE nightly_runs SET outcome = ? WHERE id = ? AND outcome = ?",
+        [(outcome, run, RUNNING) for run, outcome in unrecorded.items()],
+    )
+    return insert_run(connection, trigger, now)
+
+
 def finish_run(
     connection: sqlite3.Connection,
     run: int,

@@ -27,7 +27,6 @@ from ..websocket_commands import (
 from . import pages
 from .detail import page_detail
 from .errors import ERROR_CODES, PageError
-from .forget import delete_everywhere
 from .page import PAGE_KINDS, Page, get_page
 from .pages import NAME_CHARS
 from .runs import OUTCOMES, get_run, list_runs
@@ -202,7 +201,7 @@ async def websocket_delete_forever(
 ) -> dict[str, Any]:
     """Delete a page and its text everywhere memory keeps it."""
     unlinked = await hass.data[DATA_MEMORY].async_write(
-        lambda db, now: delete_everywhere(db, msg["page_id"], msg["confirm"], now)
+        lambda db, now: pages.delete_forever(db, msg["page_id"], msg["confirm"], now)
     )
     return {"unlinked": unlinked}
 
