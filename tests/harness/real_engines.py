@@ -1,16 +1,21 @@
-"""The real engines for tests: llama.cpp's llama-server on a tiny model, and
-the real Kokoro model that scripts/setup assembles."""
+"""The real engines for tests: llama.cpp's llama-server on a tiny model or on
+SmolLM2-135M-Instruct, whisper.cpp's whisper-server on Whisper base, the real
+Kokoro model, and espeak-ng to speak questions: what scripts/setup installs."""
 
 import asyncio
 from collections.abc import Iterator
 import contextlib
 from dataclasses import dataclass
+import io
 import os
 from pathlib import Path
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 from typing import Any
+import wave
 
 import aiohttp
 import pytest
@@ -26,6 +31,18 @@ MISSING_KOKORO = (
     "the real Kokoro model is not installed: run `scripts/setup` "
     "(without --skip-real-engines)"
 )
+MISSING_WHISPER = (
+    "whisper-server or the Whisper base model is not installed: run "
+    "`scripts/setup` (without --skip-real-engines)"
+)
+MISSING_SMOLLM2 = (
+    "the SmolLM2-135M-Instruct model is not installed: run `scripts/setup` "
+    "(without --skip-real-engines)"
+)
+MISSING_ESPEAK = "espeak-ng is not installed: run `scripts/setup`"
+# What scripts/setup converts and extracts into $MODEL_CACHE.
+WHISPER_MODEL = "whisper/ggml-base.bin"
+SMOLLM2_MODEL = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 # What scripts/assemble-kokoro-model writes into $MODEL_CACHE/kokoro.
 KOKORO_MODEL = "kokoro-v1.0.int8.onnx"
 KOKORO_VOICES = "voices-ja.bin"
@@ -39,6 +56,15 @@ blend = { jf_alpha = 1.0 }
 lang = "it"
 blend = { jf_nezumi = 1.0 }
 """
+
+
+def cached_model(relative: str, missing: str) -> Path:
+    """A model scripts/setup put in $MODEL_CACHE, or skip the test."""
+    cache = os.environ.get("MODEL_CACHE")
+    path = Path(cache) / relative if cache else None
+    if path is None or not path.is_file():
+        pytest.skip(missing)
+    return path
 
 
 def real_kokoro_dir() -> Path | None:
@@ -115,9 +141,13 @@ class RealLlamaServer:
 
 @contextlib.contextmanager
 def start_llama_server(
-    workdir: Path, *extra_args: str, port: int = 0, router: tuple[str, ...] = ()
+    workdir: Path,
+    *extra_args: str,
+    port: int = 0,
+    router: tuple[str, ...] = (),
+    model: Path | None = None,
 ) -> Iterator[RealLlamaServer]:
-    """Run llama-server with one slot on a freshly written tiny model.
+    """Run llama-server with one slot on `model`, or on a freshly written tiny one.
 
     On `port`, or on a free one the system picks when it is 0. With
     `router` model names, in router mode instead: a tiny model per name in
@@ -132,7 +162,7 @@ def start_llama_server(
             write_tiny_gguf(model_path / f"{name}.gguf")
         model_args = ("--models-dir", str(model_path))
     else:
-        model_path = write_tiny_gguf(workdir / "tiny-chatml.gguf")
+        model_path = model or write_tiny_gguf(workdir / "tiny-chatml.gguf")
         model_args = ("--model", str(model_path))
     log_path = workdir / "llama-server.log"
     with log_path.open("w") as log:
@@ -205,3 +235,96 @@ class LlamaServerOnDemand:
             self._stack.close()
         self._stack = None
         self.server = None
+
+
+@dataclass
+class RealWhisperServer:
+    """A running whisper-server and what it logs."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    log_path: Path
+
+    def stop(self) -> None:
+        """Stop it and wait until it has exited."""
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def listening_port(pid: int) -> int | None:
+    """The loopback TCP port process `pid` listens on, read from /proc.
+
+    Not by connecting: module-scoped servers start before a test enables
+    sockets. whisper-server listens only once its model is loaded.
+    """
+    sockets = set()
+    with contextlib.suppress(OSError):  # the process has ended
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):  # that file was just closed
+                sockets.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and f"socket:[{fields[9]}]" in sockets:  # 0A: LISTEN
+            return int(fields[1].rsplit(":", 1)[1], 16)
+    return None
+
+
+@contextlib.contextmanager
+def start_whisper_server(
+    workdir: Path, *extra_args: str, model: Path | None = None
+) -> Iterator[RealWhisperServer]:
+    """Run whisper-server on a free loopback port, or skip the test.
+
+    On `model`, or on the Whisper base that scripts/setup converted. Yields
+    once it listens, which it does after loading the model.
+    """
+    binary = shutil.which("whisper-server")
+    if binary is None:
+        pytest.skip(MISSING_WHISPER)
+    model = model or cached_model(WHISPER_MODEL, MISSING_WHISPER)
+    # A log per server: a test may run two in one folder.
+    log_fd, log_name = tempfile.mkstemp(".log", "whisper-server-", workdir)
+    log_path = Path(log_name)
+    with os.fdopen(log_fd, "w") as log:
+        process = subprocess.Popen(
+            # Port 0: the system picks a free one.
+            [
+                binary,
+                *("--model", str(model), "--host", "127.0.0.1", "--port", "0"),
+                *("--threads", "2", *extra_args),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = RealWhisperServer(process, "", log_path)
+    try:
+        deadline = time.monotonic() + 60
+        while (port := listening_port(process.pid)) is None:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"whisper-server did not start:\n{log_path.read_text()[-3000:]}"
+                )
+            time.sleep(0.1)
+        server.url = f"http://127.0.0.1:{port}"
+        yield server
+    finally:
+        server.stop()
+
+
+def speak(
+    text: str, voice: str = "en", words_per_minute: int = 175
+) -> tuple[bytes, int]:
+    """`text` spoken by espeak-ng: 16-bit mono PCM and its rate; or skip."""
+    if shutil.which("espeak-ng") is None:
+        pytest.skip(MISSING_ESPEAK)
+    wav = subprocess.run(
+        ["espeak-ng", "-v", voice, "-s", str(words_per_minute), "--stdout", text],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with wave.open(io.BytesIO(wav)) as reader:
+        return reader.readframes(reader.getnframes()), reader.getframerate()
