@@ -14,6 +14,7 @@ NOT_COMMANDS = {"env.sh"}
 TAKES_AN_OPERAND = {
     "assemble-kokoro-model",
     "bench",
+    "convert-whisper-model",
     "make-test-models",
     "package",
 }
