@@ -12,6 +12,7 @@ from typing import Any
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context
+from homeassistant.util import dt as dt_util
 import icalendar
 import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
@@ -24,6 +25,7 @@ from custom_components.desktop_assistant.const import (
 from custom_components.desktop_assistant.runtime import DATA_CONFIRMATIONS
 from tests.harness.agent import Agent, speech
 from tests.harness.calendar_tools import DAY, ZONE, events, install_calendar_tools
+from tests.harness.fixed_time import AT_FIXED_NOON, FIXED_NOON
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.llm_apis(DOMAIN)
@@ -194,8 +196,10 @@ async def test_expiry(
     assert [title for _, title in summaries(vdir)] == (["Dentist"] if runs else [])
 
 
+@AT_FIXED_NOON
 @pytest.mark.parametrize("agent_options", [options(**{CONF_CONFIRM_TIMEOUT: 600})])
 async def test_conversation_end_drops_the_question(agent: Agent, freezer: Any) -> None:
+    assert dt_util.now() == FIXED_NOON  # six minutes on fire no scheduled job
     asked = await ask_dentist(agent)
     confirmations = agent.hass.data[DATA_CONFIRMATIONS]
     assert confirmations.get(asked.conversation_id) is not None

@@ -1,5 +1,6 @@
 """The agent's tool loop against a llama-server stand-in streaming its real bytes."""
 
+from datetime import UTC, datetime
 import json
 from typing import Any
 
@@ -7,6 +8,7 @@ from homeassistant.components import conversation
 from homeassistant.components.conversation import trace
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.helpers import intent, llm
+from homeassistant.util import dt as dt_util
 import pytest
 
 from custom_components.desktop_assistant.const import (
@@ -388,9 +390,11 @@ async def test_history_window(agent: Agent) -> None:
     "agent_options",
     [DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: []}],
 )
+@pytest.mark.freeze_time("2026-11-30 09:00:00")
 async def test_clock_moves_out_of_the_cached_prefix(agent: Agent, freezer: Any) -> None:
+    # Frozen before setup, so the seven minutes below cross no scheduled job.
+    assert dt_util.utcnow() == datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
     agent.server.script = [text_reply("Hi."), text_reply("Hi again.")]
-    freezer.move_to("2026-11-30 09:00:00")
     await agent.ask("Hello")
     freezer.move_to("2026-11-30 09:07:13")
     await agent.ask("Hello again")

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import date
 import hashlib
 import os
 from pathlib import Path
@@ -12,6 +12,8 @@ import threading
 from zoneinfo import ZoneInfo
 
 import pytest
+
+from tests.harness.calendar_tools import on_one_day
 
 from .conftest import EXAMPLES, ZONE, ExampleFolder
 
@@ -275,21 +277,24 @@ async def test_single_days(
 async def test_empty_start_is_today(
     example_folder: ExampleFolder, tmp_path: Path
 ) -> None:
-    today = datetime.now(ZoneInfo(ZONE)).date()
-    write_ics(
-        tmp_path / "today" / "home" / "plumber.ics",
-        f"""
-        BEGIN:VEVENT
-        UID:plumber
-        DTSTAMP:20260901T120000Z
-        DTSTART;VALUE=DATE:{today:%Y%m%d}
-        SUMMARY:Plumber comes
-        END:VEVENT
-        """,
-    )
     example_folder.env["CALENDAR_DIR"] = str(tmp_path / "today")
 
-    assert await example_folder.run("calendar") == f"{today} all day Plumber comes"
+    async def list_today(today: date) -> str:
+        write_ics(
+            tmp_path / "today" / "home" / "plumber.ics",
+            f"""
+            BEGIN:VEVENT
+            UID:plumber
+            DTSTAMP:20260901T120000Z
+            DTSTART;VALUE=DATE:{today:%Y%m%d}
+            SUMMARY:Plumber comes
+            END:VEVENT
+            """,
+        )
+        return await example_folder.run("calendar")
+
+    today, listed = await on_one_day(ZoneInfo(ZONE), list_today)
+    assert listed == f"{today} all day Plumber comes"
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ from zoneinfo import ZoneInfo
 import icalendar
 import pytest
 
+from tests.harness.calendar_tools import on_one_day
+
 from .conftest import ZONE, ExampleFolder
 from .test_calendar import calendar, vdir  # noqa: F401 (fixtures)
 
@@ -187,12 +189,16 @@ async def test_refused_starts_write_nothing(
 async def test_today_is_not_the_past_for_a_whole_day(
     calendar: ExampleFolder,  # noqa: F811
 ) -> None:
-    today = datetime.now(ROME).date()
-    result = await calendar.run(
-        "calendar_add", {"title": "Call mum", "start": str(today)}
-    )
-    assert result == f"added to Personal: {today} all day Call mum"
-    assert "Call mum" in await calendar.run("calendar", {})
+
+    async def add_today(today: date) -> tuple[str, str]:
+        added = await calendar.run(
+            "calendar_add", {"title": "Call mum", "start": str(today)}
+        )
+        return added, await calendar.run("calendar", {})
+
+    today, (added, listed) = await on_one_day(ROME, add_today)
+    assert added == f"added to Personal: {today} all day Call mum"
+    assert "Call mum" in listed
 
 
 async def test_summer_time_starts(

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from tests.harness.calendar_tools import on_one_day
 from tests.harness.ports import closed_port_url
 from tests.harness.web_stand_ins import (
     OSLO,
@@ -130,15 +131,19 @@ async def test_home_now_without_a_fresh_cache_asks_for_home(
 async def test_forecast_for_tomorrow(
     weather: ExampleFolder, owm: OpenWeatherMap
 ) -> None:
-    today = rome_today()
-    tomorrow = today + timedelta(days=1)
-    owm.slots = [
-        other_slot(today, 21),
-        *day_slots(tomorrow),
-        other_slot(tomorrow + timedelta(days=1), 0),
-    ]
 
-    assert await weather.run("weather", {"place": "Rome", "when": "tomorrow"}) == (
+    async def ask_tomorrow(today: date) -> str:
+        owm.requests.clear()
+        owm.slots = [
+            other_slot(today, 21),
+            *day_slots(today + timedelta(days=1)),
+            other_slot(today + timedelta(days=2), 0),
+        ]
+        return await weather.run("weather", {"place": "Rome", "when": "tomorrow"})
+
+    today, answer = await on_one_day(ROME.zone, ask_tomorrow)
+    tomorrow = today + timedelta(days=1)
+    assert answer == (
         f"Rome, IT tomorrow ({tomorrow:%A} {tomorrow}): "
         "light rain, then overcast clouds, then clear sky, min 9 °C, max 17 °C, "
         "wind up to 20 km/h from W, chance of rain or snow 80%"
@@ -148,14 +153,17 @@ async def test_forecast_for_tomorrow(
 
 
 async def test_forecast_for_today(weather: ExampleFolder, owm: OpenWeatherMap) -> None:
-    today = rome_today()
-    owm.slots = [
-        Slot(today, 18, "mist", 6.4, 7.9, 1.5, 180, 0.1),
-        Slot(today, 21, "fog", 5.6, 6.2, 1.0, 160, 0.15),
-        other_slot(today + timedelta(days=1), 0),
-    ]
 
-    assert await weather.run("weather", {"place": "Rome", "when": "Today"}) == (
+    async def ask_today(today: date) -> str:
+        owm.slots = [
+            Slot(today, 18, "mist", 6.4, 7.9, 1.5, 180, 0.1),
+            Slot(today, 21, "fog", 5.6, 6.2, 1.0, 160, 0.15),
+            other_slot(today + timedelta(days=1), 0),
+        ]
+        return await weather.run("weather", {"place": "Rome", "when": "Today"})
+
+    today, answer = await on_one_day(ROME.zone, ask_today)
+    assert answer == (
         f"Rome, IT today ({today:%A} {today}): mist, then fog, min 6 °C, max 8 °C, "
         "wind up to 5 km/h from S, chance of rain or snow 15%"
     )

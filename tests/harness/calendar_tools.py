@@ -1,6 +1,7 @@
 """The example calendar tools in a Home Assistant config folder, on an empty vdir."""
 
-from datetime import datetime
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime, tzinfo
 import json
 from pathlib import Path
 import shutil
@@ -10,6 +11,23 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tools"
 ZONE = "Europe/Rome"
 # A day in the future whenever the tests run.
 DAY = f"{datetime.now(ZoneInfo(ZONE)).year + 2}-06-12"
+
+
+async def on_one_day[T](
+    zone: tzinfo, attempt: Callable[[date], Awaitable[T]]
+) -> tuple[date, T]:
+    """Run `attempt` with today's date in `zone`; again if midnight passed meanwhile.
+
+    The example tools read the real clock in their own process (they take no
+    fixed "now"), so "today" is only the test's when no midnight falls between
+    the two reads. Two tries a second apart cannot both straddle one.
+    """
+    for _ in range(2):
+        today = datetime.now(zone).date()
+        outcome = await attempt(today)
+        if datetime.now(zone).date() == today:
+            return today, outcome
+    raise AssertionError("the date changed during both tries")
 
 
 def install_calendar_tools(folder: Path, vdir: Path) -> dict[str, str]:

@@ -1,18 +1,13 @@
 """Entries of several llama-servers, an agent with fallbacks, and what answered it."""
 
 import asyncio
-from datetime import timedelta
 from typing import Any
 
 from homeassistant.components.conversation import trace
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
-from homeassistant.util import dt as dt_util
-from pytest_homeassistant_custom_component.common import (
-    MockConfigEntry,
-    async_fire_time_changed,
-)
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import (
     CONF_FALLBACK_SERVERS,
@@ -90,16 +85,18 @@ async def async_wait_for_health(
     checks: int = 120,
     pause: float = 0.25,
 ) -> None:
-    """Move HA's clock past the next health check until `reachable` is reported.
+    """Check the server now, round after round, until `reachable` is reported.
 
-    Each round runs a check to its end, then pauses `pause` real seconds: a
-    real server may need a few rounds to start. A test with a frozen clock
-    passes 0 (asyncio's sleep would never end).
+    The check is asked for directly rather than by moving HA's clock, which
+    would also fire the scheduled jobs (03:00, 04:00) at some times of day.
+    Each round pauses `pause` real seconds: a real server may need a few rounds
+    to start. A test with a frozen clock passes 0 (asyncio's sleep would never
+    end).
     """
     for _ in range(checks):
         if health.reachable is reachable:
             return
-        async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=31))
+        await health.async_check()
         await hass.async_block_till_done(wait_background_tasks=True)
         if pause:
             await asyncio.sleep(pause)

@@ -5,7 +5,7 @@ themselves are tried in a browser in test_pages.py.
 """
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -282,12 +282,19 @@ async def retention_runs(client: Any) -> list[dict[str, Any]]:
     return retention["runs"]
 
 
+# Between the nightly pass (03:00) and retention (04:00): moving to 04:00
+# fires retention alone, whatever the real time of day.
+RETENTION_START = datetime(
+    2026, 11, 20, 3, 30, tzinfo=dt_util.get_time_zone("US/Pacific")
+)
+
+
+@pytest.mark.freeze_time(RETENTION_START)
 async def test_scheduled_retention_is_recorded(
     hass: HomeAssistant, client: Any
 ) -> None:
-    now = dt_util.now()
-    four = now.replace(hour=4, minute=0, second=0, microsecond=0)
-    async_fire_time_changed(hass, four if four > now else four + timedelta(days=1))
+    assert dt_util.now() == RETENTION_START  # frozen before the timers were set
+    async_fire_time_changed(hass, RETENTION_START.replace(hour=4, minute=0))
     # Time-change jobs run as background tasks.
     await hass.async_block_till_done(wait_background_tasks=True)
     # The run's end is written on the store's thread: wait for it (bounded).

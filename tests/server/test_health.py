@@ -7,6 +7,7 @@ from typing import Any
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
+from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant.const import (
@@ -26,6 +27,7 @@ from tests.harness.failover import (
     async_wait_for_health,
     connectivity,
 )
+from tests.harness.fixed_time import AT_FIXED_NOON, FIXED_NOON
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 from tests.harness.ports import closed_port_url
 from tests.harness.wake_on_lan import asleep_until_woken
@@ -105,9 +107,11 @@ async def test_a_server_that_is_not_llama_server_is_checked_by_its_model_list(
     assert entry.runtime_data.health.model == llama_server.model_id
 
 
+@AT_FIXED_NOON
 async def test_no_server_for_ten_minutes_raises_an_issue_until_one_answers(
     hass: HomeAssistant, llama_server: LlamaServerStandIn, freezer: Any
 ) -> None:
+    assert dt_util.now() == FIXED_NOON  # ten minutes on fire no scheduled job
     port = llama_server.port
     await llama_server.stop()
     entry, _ = await async_add_server(hass, llama_server.url, "big")

@@ -12,13 +12,13 @@ import contextlib
 from dataclasses import dataclass
 import json
 import logging
-import time
 from typing import Any, Literal
 
 from homeassistant.helpers import llm
 import probatio as vol
 
 from ..const import CHARS_PER_TOKEN
+from ..jobs.runs import monotonic_seconds
 from .activity import ServerActivity
 from .client import (
     CannotConnect,
@@ -135,12 +135,12 @@ class Generator:
             response_format=response_format,
             slot=self.slot,
         )
-        started = time.monotonic()
+        started = monotonic_seconds()
         reply, attempts = await self._async_attempts(payload, cancel)
         data = (
             reply.text if structure is None else parse_structured(reply.text, structure)
         )
-        seconds = time.monotonic() - started
+        seconds = monotonic_seconds() - started
         _LOGGER.debug(
             "Generated %s with %s in %.1f s (%d attempts), prompt_n=%s predicted_n=%s",
             name,

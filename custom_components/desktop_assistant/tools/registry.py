@@ -17,6 +17,15 @@ from .spec import Problem, ToolFolder, ToolSpec
 MAX_RUNNING = 8
 
 
+def _monotonic_seconds() -> float:
+    """Seconds of the system's monotonic clock, read through `clock_gettime`.
+
+    A run's duration takes both ends from one clock that is never set, even
+    where `time.monotonic` is replaced (freezegun in tests).
+    """
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolRun:
     """One finished run of a tool, secrets already redacted."""
@@ -125,7 +134,7 @@ class ToolRegistry:
         No [env] value or API key is in the text: each becomes `***`.
         """
         redactor = self._redactor
-        started_at, started = time.time(), time.monotonic()
+        started_at, started = time.time(), _monotonic_seconds()
         result = redactor.redact(await self._run(name, arguments, redactor))
         if self._run_listeners and name in self._folder.tools:
             shown = (
@@ -136,7 +145,7 @@ class ToolRegistry:
             run = ToolRun(
                 name,
                 started_at,
-                time.monotonic() - started,
+                _monotonic_seconds() - started,
                 redactor.redact(shown),
                 result,
             )
