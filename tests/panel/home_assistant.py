@@ -65,9 +65,10 @@ class Tokens:
 class HomeAssistantProcess:
     """`hass` in a config folder of its own, on a free loopback port."""
 
-    def __init__(self, config_dir: Path) -> None:
+    def __init__(self, config_dir: Path, port: int | None = None) -> None:
         self.config_dir = config_dir
-        self.port = free_port()
+        # A port given is that of a hass started elsewhere (the household's).
+        self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.client_id = f"{self.base_url}/"
         self.log = config_dir / "hass.out"

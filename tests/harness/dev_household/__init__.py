@@ -38,7 +38,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
             if service := household.get(key):
                 await _async_add_wyoming(hass, service["host"], int(service["port"]))
         await hass.async_block_till_done()
-        await _async_add_pipeline(hass)
+        await _async_add_pipeline(hass, voice="stt" in household)
 
     hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STARTED, wire)
     return True
@@ -79,24 +79,46 @@ def _entity_of(hass: HomeAssistant, domain: str, platform: str) -> str | None:
     )
 
 
-async def _async_add_pipeline(hass: HomeAssistant) -> None:
+async def _async_add_pipeline(hass: HomeAssistant, voice: bool) -> None:
     if any(p.name == PIPELINE_NAME for p in assist_pipeline.async_get_pipelines(hass)):
         return
     agent = _entity_of(hass, "conversation", "desktop_assistant")
     stt = _entity_of(hass, "stt", "wyoming")
     tts = _entity_of(hass, "tts", "wyoming")
-    if not (agent and stt and tts):
+    if not agent or (voice and not (stt and tts)):
         _LOGGER.error("No pipeline: agent %s, stt %s, tts %s", agent, stt, tts)
         return
-    pipeline = await assist_pipeline.async_create_default_pipeline(
-        hass, stt_engine_id=stt, tts_engine_id=tts, pipeline_name=PIPELINE_NAME
-    )
-    if pipeline is None:
-        _LOGGER.error("The pipeline could not be made of %s and %s", stt, tts)
-        return
-    await assist_pipeline.async_update_pipeline(
-        hass, pipeline, conversation_engine=agent, conversation_language="*"
-    )
+    store = hass.data[KEY_ASSIST_PIPELINE].pipeline_store
+    if voice:
+        pipeline = await assist_pipeline.async_create_default_pipeline(
+            hass, stt_engine_id=stt, tts_engine_id=tts, pipeline_name=PIPELINE_NAME
+        )
+        if pipeline is None:
+            _LOGGER.error("The pipeline could not be made of %s and %s", stt, tts)
+            return
+        await assist_pipeline.async_update_pipeline(
+            hass, pipeline, conversation_engine=agent, conversation_language="*"
+        )
+    else:
+        # scripts/develop --no-voice: typed questions only, to our agent.
+        pipeline = await store.async_create_item(_typed_pipeline(hass, agent))
     # What a person does with the star in Settings → Voice assistants.
-    hass.data[KEY_ASSIST_PIPELINE].pipeline_store.async_set_preferred_item(pipeline.id)
+    store.async_set_preferred_item(pipeline.id)
     _LOGGER.info("The Assist pipeline %r is the preferred one", PIPELINE_NAME)
+
+
+def _typed_pipeline(hass: HomeAssistant, agent: str) -> dict[str, Any]:
+    """A pipeline's settings with no speech: typed questions to `agent`."""
+    return {
+        "conversation_engine": agent,
+        "conversation_language": "*",
+        "language": hass.config.language,
+        "name": PIPELINE_NAME,
+        "stt_engine": None,
+        "stt_language": None,
+        "tts_engine": None,
+        "tts_language": None,
+        "tts_voice": None,
+        "wake_word_entity": None,
+        "wake_word_id": None,
+    }
