@@ -12,6 +12,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 NOT_COMMANDS = {"env.sh"}
 # Scripts that take a path or a name as their first argument.
 TAKES_AN_OPERAND = {
+    "ask-satellite",
     "assemble-kokoro-model",
     "bench",
     "convert-whisper-model",
