@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from homeassistant.core import HomeAssistant
 
+from ..clock import monotonic_seconds
 from ..runtime import DATA_RUNNING_JOBS, DATA_STORE
 from ..store import StoreError, transaction
 from ..store.rows import keep_newest, newest_rows
@@ -85,15 +86,6 @@ def list_runs(connection: sqlite3.Connection, job: str) -> list[dict[str, Any]]:
 def is_running(hass: HomeAssistant, job: str) -> bool:
     """Whether a run of the job is in progress."""
     return job in hass.data.get(DATA_RUNNING_JOBS, set())
-
-
-def monotonic_seconds() -> float:
-    """Seconds of the system's monotonic clock, the one clock of every run's duration.
-
-    Read through `clock_gettime`: a duration takes its start and end from one
-    clock that is never set, even where `time.monotonic` is replaced (freezegun).
-    """
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 
 async def async_run_job[T](

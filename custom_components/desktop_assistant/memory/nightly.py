@@ -21,8 +21,8 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
+from ..clock import monotonic_seconds
 from ..const import DOMAIN, PANEL_URL_PATH, SUBENTRY_AI_TASK
-from ..jobs.runs import monotonic_seconds
 from ..record import database
 from ..runtime import DATA_RECORD
 from ..server.activity import async_get_activity

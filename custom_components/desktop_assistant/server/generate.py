@@ -17,8 +17,8 @@ from typing import Any, Literal
 from homeassistant.helpers import llm
 import probatio as vol
 
+from ..clock import monotonic_seconds
 from ..const import CHARS_PER_TOKEN
-from ..jobs.runs import monotonic_seconds
 from .activity import ServerActivity
 from .client import (
     CannotConnect,

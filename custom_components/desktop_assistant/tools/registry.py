@@ -8,6 +8,7 @@ import random
 import time
 from typing import Any
 
+from ..clock import monotonic_seconds
 from .arguments import ArgumentError, parse_arguments
 from .redaction import Redactor
 from .runner import run_tool
@@ -15,15 +16,6 @@ from .spec import Problem, ToolFolder, ToolSpec
 
 # Tool processes running at once; more wait for a slot, within their timeout.
 MAX_RUNNING = 8
-
-
-def _monotonic_seconds() -> float:
-    """Seconds of the system's monotonic clock, read through `clock_gettime`.
-
-    A run's duration takes both ends from one clock that is never set, even
-    where `time.monotonic` is replaced (freezegun in tests).
-    """
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +126,7 @@ class ToolRegistry:
         No [env] value or API key is in the text: each becomes `***`.
         """
         redactor = self._redactor
-        started_at, started = time.time(), _monotonic_seconds()
+        started_at, started = time.time(), monotonic_seconds()
         result = redactor.redact(await self._run(name, arguments, redactor))
         if self._run_listeners and name in self._folder.tools:
             shown = (
@@ -145,7 +137,7 @@ class ToolRegistry:
             run = ToolRun(
                 name,
                 started_at,
-                _monotonic_seconds() - started,
+                monotonic_seconds() - started,
                 redactor.redact(shown),
                 result,
             )
