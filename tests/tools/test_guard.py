@@ -18,6 +18,7 @@ from custom_components.desktop_assistant.tools import (
     build_argv,
     load_folder,
 )
+from custom_components.desktop_assistant.tools.guard import program_name
 from tests.harness.tool_files import WriteFolder
 
 # What runs an interpreter for a tool: nothing, or a wrapper, in the
@@ -61,7 +62,17 @@ AS_CODE = [
         ],
     ),
     *product(
-        ["python", "python3", "python3.12", "/usr/bin/python3.14", "pypy3"],
+        [
+            "python",
+            "python3",
+            "python3.12",
+            "/usr/bin/python3.14",
+            "pypy3",
+            "python3.12-dbg",
+            "python3-dbg",
+            "python3.13t",
+            "python3.8dm",
+        ],
         [
             ["-c", "{text}"],
             ["-uc", "{text}"],
@@ -172,6 +183,23 @@ def test_a_value_as_code_is_refused_behind_any_wrapper(
     for wrapper in WRAPPERS:
         command = [*wrapper, *interpreter.split(), *arguments]
         assert_refused(write_folder, folder, command)
+
+
+@pytest.mark.parametrize(
+    ("word", "name"),
+    [
+        ("/usr/bin/python3.12-dbg", "python"),
+        ("python3.13t", "python"),
+        ("python3.8dm", "python"),
+        ("Python3.14.EXE", "python"),
+        ("python3-config", "python3-config"),
+        ("sed", "sed"),
+        ("mktemp", "mktemp"),
+        ("lua5.4", "lua"),
+    ],
+)
+def test_a_program_is_known_whatever_its_version_or_build(word: str, name: str) -> None:
+    assert program_name(word) == name
 
 
 @pytest.mark.parametrize("command", AS_PROGRAM, ids=" ".join)

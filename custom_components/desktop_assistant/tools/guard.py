@@ -85,8 +85,9 @@ KINDS = _table(
     ),
     (Kind("wrapper", operands=1), "timeout chrt taskset flock chroot"),
 )
-# python3.12 -> python, lua5.4 -> lua, /usr/bin/Rscript -> rscript.
-VERSION = re.compile(r"[0-9][0-9._-]*$")
+# python3.12 -> python, lua5.4 -> lua, /usr/bin/Rscript -> rscript; also
+# Debian's and CPython's build variants: python3.12-dbg, python3.13t, python3.8dm.
+VERSION = re.compile(r"(?:[0-9][0-9._-]*[dmt]*)?(?:-dbg|-debug)?$")
 EXAMPLE = "sh -c 'echo \"$1\"' sh {{{name}}}"
 INSIDE = (
     "has {{{name}}} inside a longer element, in a command that runs {runner}:"
