@@ -32,14 +32,13 @@ from .runtime import (
     DesktopAssistantConfigEntry,
     ServerRuntime,
 )
+from .server import async_setup_servers
 from .server.client import InvalidAuth, LlamaServerClient, NotOpenAICompatible
 from .server.credentials import without_credentials
 from .server.health import ServerHealth
 from .server.wake import Waker
-from .services import async_setup_services, async_setup_wake_service
 from .store import async_setup_store
-from .tool_files import async_setup_tools
-from .tool_files.schema import SCHEMA as TOOL_FILES_SCHEMA
+from .tool_files import SCHEMA as TOOL_FILES_SCHEMA, async_setup_tool_files
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 # Every feature's tables; the store runs their migrations in version order.
@@ -53,9 +52,10 @@ PLATFORMS: list[Platform] = [
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Open the database; load the config folder's tools as Assist tools.
+    """Open the database, then set up each feature on it, in order.
 
-    The tools also become intents and the run_tool action.
+    This is the one place that wires features together: each registers its
+    own commands, actions and listeners.
     """
     store = await async_setup_store(hass, SCHEMAS)
     record = async_setup_record(hass, store)
@@ -71,9 +71,8 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
         store.async_reopen_later(opened)
     hass.data[DATA_CONFIRMATIONS] = Confirmations()
-    await async_setup_tools(hass)
-    async_setup_services(hass)
-    async_setup_wake_service(hass)
+    await async_setup_tool_files(hass, store)
+    async_setup_servers(hass)
     async_register_api(hass, ToolFilesAPI(hass))
     await async_register_panel(hass)
     return True

@@ -1,4 +1,4 @@
-"""The Assistant sidebar panel: JavaScript modules served from frontend/, and its commands.
+"""The Assistant sidebar panel: JavaScript modules served from frontend/, and describe.
 
 The panel learns what it may not hard-code from `desktop_assistant/panel/describe`:
 the page kinds and the error codes of the websocket API (each has a
@@ -23,11 +23,9 @@ from .jobs.runs import interrupted_runs
 from .memory.errors import ERROR_CODES as MEMORY_ERROR_CODES
 from .memory.pages import PAGE_KINDS
 from .memory.profile import websocket_create_profile
-from .runtime import DATA_STORE, DATA_TOOLS
-from .server import websocket as servers_websocket
+from .runtime import DATA_STORE
 from .store import StoreError
-from .tool_files import websocket as tools_websocket
-from .tool_files.runs import async_record_runs
+from .tool_files import ERROR_CODES as TOOL_FILES_ERROR_CODES
 from .websocket_commands import ERR_IN_PROGRESS, ERR_UNAVAILABLE, admin_command
 
 PANEL_ELEMENT = "desktop-assistant-panel"
@@ -42,7 +40,7 @@ ERROR_CODES: Final = tuple(
             ERR_IN_PROGRESS,
             ERR_UNAVAILABLE,
             *MEMORY_ERROR_CODES,
-            *tools_websocket.ERROR_CODES,
+            *TOOL_FILES_ERROR_CODES,
         )
     )
 )
@@ -60,11 +58,8 @@ async def async_register_panel(hass: HomeAssistant) -> None:
     """Add the panel to the sidebar of administrators, where there is a frontend."""
     websocket_api.async_register_command(hass, websocket_describe)
     websocket_api.async_register_command(hass, websocket_create_profile)
-    tools_websocket.async_register_commands(hass)
     jobs_websocket.async_register_commands(hass)
-    servers_websocket.async_register_commands(hass)
     store = hass.data[DATA_STORE]
-    async_record_runs(hass, hass.data[DATA_TOOLS], store)
     if store.available:
         # A fault is reported by the store.
         with contextlib.suppress(StoreError):

@@ -1,6 +1,7 @@
 """The conversation record: every question an agent answers, kept as text.
 
-`async_setup_record` opens it for the integration; an agent calls
+`async_setup_record` opens it for the integration, with its websocket
+commands and its delete_conversations action; an agent calls
 `async_begin_turn` when a question arrives and `TurnRecording.async_end`
 when it has answered. Other features read it through `Record.async_read`
 with the functions of `record.database`, and hear of conversations going
@@ -14,6 +15,7 @@ from ..store import Store
 from .conversation_record import InProgress, Record, TurnRecording, async_listen_quiet
 from .recall import RECALL_TOOL, RecallConversationsTool
 from .schema import SCHEMA
+from .services import async_register_services
 from .websocket import async_register_commands
 
 __all__ = [
@@ -29,10 +31,11 @@ __all__ = [
 
 
 def async_setup_record(hass: HomeAssistant, store: Store) -> Record:
-    """Start the record on the store: websocket commands, quiet, retention."""
+    """Start the record on the store: websocket commands, action, quiet, retention."""
     record = Record(hass, store)
     hass.data[DATA_RECORD] = record
     async_register_commands(hass)
+    async_register_services(hass)
     if store.available:
         record.async_start()
     return record

@@ -1,31 +1,37 @@
-"""Load the config folder's tools into Home Assistant, and reload them.
+"""The Home Assistant side of the tool files: the config folder's tools in HA.
 
-A problem in a file becomes a Repairs issue naming the file and keys; it is
-cleared on the first load that finds the file fixed (or gone). A missing
-tools folder is a fixable issue: its fix installs the example tools.
+`async_setup_tool_files` loads them into a registry shared through
+`hass.data` (as Assist tools, intents and the run_tool action), registers
+the Tools page's commands and the actions, and records every run for the
+panel. `SCHEMA` is its table; `ERROR_CODES` are the codes its commands
+refuse with.
 """
 
-import logging
 from pathlib import Path
-import re
 
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import issue_registry as ir
 
-from ..const import CONFIG_FOLDER, DOMAIN, PANEL_URL_PATH
+from ..const import CONFIG_FOLDER
 from ..runtime import DATA_TOOLS
-from ..tools import Problem, ToolFolder, ToolRegistry, load_folder
-from .examples import InstallReport, install_examples
-from .intents import async_update_intents
+from ..store import Store
+from ..tools import ToolFolder, ToolRegistry
+from .loading import async_install_examples, async_load_tools
+from .runs import async_record_runs
+from .schema import SCHEMA
+from .services import async_register_services
+from .websocket import ERROR_CODES, async_register_commands
 
-_LOGGER = logging.getLogger(__name__)
+__all__ = [
+    "ERROR_CODES",
+    "SCHEMA",
+    "async_install_examples",
+    "async_load_tools",
+    "async_setup_tool_files",
+]
 
-ISSUE_PREFIX = "invalid_file_"
-ISSUE_NO_TOOLS_FOLDER = "no_tools_folder"
 
-
-async def async_setup_tools(hass: HomeAssistant) -> ToolRegistry:
-    """Load the tools once, at integration setup, and share their registry."""
+async def async_setup_tool_files(hass: HomeAssistant, store: Store) -> ToolRegistry:
+    """Load the tools once, at integration setup, with their commands and actions."""
     registry = ToolRegistry(
         ToolFolder(Path(hass.config.path(CONFIG_FOLDER))),
         # Read at each run: the zone may change while HA runs.
@@ -33,96 +39,7 @@ async def async_setup_tools(hass: HomeAssistant) -> ToolRegistry:
     )
     hass.data[DATA_TOOLS] = registry
     await async_load_tools(hass)
+    async_register_services(hass)
+    async_register_commands(hass)
+    async_record_runs(hass, registry, store)
     return registry
-
-
-async def async_load_tools(hass: HomeAssistant) -> None:
-    """Read the folder again; new tools, intents and issues replace the old."""
-    registry = hass.data[DATA_TOOLS]
-    folder, has_tools_folder = await hass.async_add_executor_job(
-        _load, registry.folder.root
-    )
-    previous = [spec.name for spec in registry.tools]
-    registry.replace(folder)
-    async_update_intents(hass, registry, previous)
-    _update_issues(hass, folder.problems)
-    _update_tools_folder_issue(hass, has_tools_folder)
-    for problem in folder.problems:
-        _LOGGER.warning("Tool config problem: %s", problem)
-    _LOGGER.debug("Loaded tools: %s", ", ".join(folder.tools) or "none")
-
-
-async def async_install_examples(hass: HomeAssistant) -> InstallReport:
-    """Copy the example tools into the config folder, then reload the tools.
-
-    Raises OSError when the folder cannot be written.
-    """
-    registry = hass.data[DATA_TOOLS]
-    report = await hass.async_add_executor_job(install_examples, registry.folder.root)
-    _LOGGER.info(
-        "Installed example tool files: %s; kept existing: %s",
-        ", ".join(report.installed) or "none",
-        ", ".join(report.skipped) or "none",
-    )
-    await async_load_tools(hass)
-    return report
-
-
-def _load(root: Path) -> tuple[ToolFolder, bool]:
-    return load_folder(root), (root / "tools").is_dir()
-
-
-def _update_tools_folder_issue(hass: HomeAssistant, has_tools_folder: bool) -> None:
-    if has_tools_folder:
-        ir.async_delete_issue(hass, DOMAIN, ISSUE_NO_TOOLS_FOLDER)
-        return
-    ir.async_create_issue(
-        hass,
-        DOMAIN,
-        ISSUE_NO_TOOLS_FOLDER,
-        is_fixable=True,
-        severity=ir.IssueSeverity.WARNING,
-        translation_key=ISSUE_NO_TOOLS_FOLDER,
-        translation_placeholders={"folder": f"{CONFIG_FOLDER}/tools"},
-    )
-
-
-def _update_issues(hass: HomeAssistant, problems: tuple[Problem, ...]) -> None:
-    by_file: dict[str, list[Problem]] = {}
-    for problem in problems:
-        by_file.setdefault(problem.file, []).append(problem)
-    wanted = {_issue_id(file): file for file in by_file}
-    issues = ir.async_get(hass).issues
-    for domain, issue_id in list(issues):
-        if (
-            domain == DOMAIN
-            and issue_id.startswith(ISSUE_PREFIX)
-            and issue_id not in wanted
-        ):
-            ir.async_delete_issue(hass, DOMAIN, issue_id)
-    for issue_id, file in wanted.items():
-        tool_file = file.startswith("tools/") and file.endswith(".toml")
-        ir.async_create_issue(
-            hass,
-            DOMAIN,
-            issue_id,
-            is_fixable=False,
-            severity=ir.IssueSeverity.ERROR,
-            translation_key="invalid_tool_file" if tool_file else "invalid_config_file",
-            # The panel's Tools page lists the file with its problems.
-            learn_more_url=f"/{PANEL_URL_PATH}/tools",
-            translation_placeholders={
-                "file": file,
-                "problems": "; ".join(_describe(problem) for problem in by_file[file]),
-            },
-        )
-
-
-def _issue_id(file: str) -> str:
-    return ISSUE_PREFIX + re.sub(r"[^a-z0-9_]", "_", file.lower())
-
-
-def _describe(problem: Problem) -> str:
-    if problem.key is None:
-        return problem.message
-    return f"{problem.key}: {problem.message}"

@@ -21,7 +21,7 @@ from ..llm import ConfigFolderTool, ToolFilesAPI
 from ..runtime import DATA_STORE, DATA_TOOLS
 from ..tools import ArgumentError, Problem, ToolSpec, parse_arguments
 from ..websocket_commands import Refused, admin_command
-from . import async_install_examples, async_load_tools
+from .loading import async_install_examples, async_load_tools
 from .runs import list_runs
 
 PREFIX: Final = f"{DOMAIN}/tools"
