@@ -57,9 +57,9 @@ from .const import (
     DEFAULT_NAME,
     DOMAIN,
     MAX_RETENTION_DAYS,
-    SERVERS_DOC_URL,
     SUBENTRY_AI_TASK,
     TOOL_CALL_MODES,
+    TOOL_CALLS_DOC_URL,
 )
 from .llm import filter_invalid_llm_apis
 from .server.check import (
@@ -139,6 +139,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
 
     VERSION = 1
 
+    # The server the user step checked: its URL, its key and its first model.
     _server: tuple[str, str | None, str]
 
     async def async_step_user(
@@ -179,7 +180,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
             data_schema=TOOL_CALLS_SCHEMA,
             description_placeholders={
                 "model": model_name(self._server[2]) or "-",
-                "docs": f"{SERVERS_DOC_URL}#a-template-that-cannot-call-tools",
+                "docs": TOOL_CALLS_DOC_URL,
             },
         )
 

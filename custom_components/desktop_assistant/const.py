@@ -46,10 +46,11 @@ HEALTH_INTERVAL: Final = 30.0
 HEALTH_RETRY: Final = 1.0
 # An agent without a reachable server this long gets a Repairs issue.
 NO_SERVER_ISSUE_AFTER: Final = 600.0
-# Where docs/servers.md is published: the `no_tool_calls` issue and the
-# config flow's warning link to its section on templates.
-SERVERS_DOC_URL: Final = (
-    "https://github.com/desktop-assistant/desktop_assistant/blob/main/docs/servers.md"
+# docs/servers.md's section on templates that cannot call tools, where the
+# `no_tool_calls` issue and the config flow's warning link.
+TOOL_CALLS_DOC_URL: Final = (
+    "https://github.com/desktop-assistant/desktop_assistant/blob/main/docs/"
+    "servers.md#a-template-that-cannot-call-tools"
 )
 SERVICE_WAKE_SERVER: Final = "wake_server"
 

@@ -7,7 +7,7 @@ cannot render them; the issue says so, and names the fixes.
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers import issue_registry as ir
 
-from ..const import DOMAIN, SERVERS_DOC_URL
+from ..const import DOMAIN, TOOL_CALLS_DOC_URL
 from ..runtime import DesktopAssistantConfigEntry
 from ..text import model_name
 
@@ -41,7 +41,7 @@ def async_watch_tool_calls(
             is_fixable=False,
             severity=ir.IssueSeverity.WARNING,
             translation_key="no_tool_calls",
-            learn_more_url=f"{SERVERS_DOC_URL}#a-template-that-cannot-call-tools",
+            learn_more_url=TOOL_CALLS_DOC_URL,
             translation_placeholders={
                 "server": entry.title,
                 "model": model_name(health.model or "") or "-",
