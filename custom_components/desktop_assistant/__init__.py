@@ -36,6 +36,7 @@ from .server import async_setup_servers
 from .server.client import InvalidAuth, LlamaServerClient, NotOpenAICompatible
 from .server.credentials import without_credentials
 from .server.health import ServerHealth
+from .server.no_tool_calls import async_watch_tool_calls
 from .server.wake import Waker
 from .store import async_setup_store
 from .tool_files import SCHEMA as TOOL_FILES_SCHEMA, async_setup_tool_files
@@ -110,6 +111,7 @@ async def async_setup_entry(
             translation_placeholders={"error": health.last_error or error.kind},
         ) from error
     entry.runtime_data = ServerRuntime(client, health, _waker(hass, entry))
+    entry.async_on_unload(async_watch_tool_calls(hass, entry))
     if api_key := entry.data.get(CONF_API_KEY):
         # A tool that prints the key (read from HA's storage) shows `***`.
         entry.async_on_unload(hass.data[DATA_TOOLS].add_secret(api_key))

@@ -14,7 +14,6 @@ from homeassistant.config_entries import (
     SubentryFlowResult,
 )
 from homeassistant.const import (
-    CONF_API_KEY,
     CONF_LLM_HASS_API,
     CONF_MODEL,
     CONF_NAME,
@@ -22,21 +21,16 @@ from homeassistant.const import (
     CONF_URL,
 )
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.helpers import config_validation as cv, llm
-from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from homeassistant.helpers import llm
 from homeassistant.helpers.selector import (
     BooleanSelector,
     SelectOptionDict,
     SelectSelector,
     SelectSelectorConfig,
     TemplateSelector,
-    TextSelector,
-    TextSelectorConfig,
-    TextSelectorType,
     TimeSelector,
 )
 import probatio as vol
-from yarl import URL
 
 from .agent.language import DETECTABLE_LANGUAGES
 from .const import (
@@ -53,6 +47,7 @@ from .const import (
     CONF_REQUEST_TIMEOUT,
     CONF_RETENTION_DAYS,
     CONF_TEMPERATURE,
+    CONF_TOOL_CALLS,
     CONF_TOOL_ROUNDS,
     CONF_TURN_TIMEOUT,
     CONFIG_FOLDER,
@@ -60,13 +55,19 @@ from .const import (
     DEFAULT_AI_TASK_OPTIONS,
     DEFAULT_ENTRY_OPTIONS,
     DEFAULT_NAME,
-    DEFAULT_URL,
     DOMAIN,
     MAX_RETENTION_DAYS,
     SUBENTRY_AI_TASK,
+    TOOL_CALL_MODES,
+    TOOL_CALLS_DOC_URL,
 )
 from .llm import filter_invalid_llm_apis
-from .server.client import LlamaServerClient, LlamaServerError
+from .server.check import (
+    REAUTH_SCHEMA,
+    SERVER_SCHEMA,
+    async_check_server,
+    server_data,
+)
 from .server.credentials import without_credentials
 from .server.options import (
     ServerOptionsStep,
@@ -82,25 +83,6 @@ from .tool_files import async_install_examples
 
 _LOGGER = logging.getLogger(__name__)
 
-# The form error for each kind of fault checking the server can end in
-# (LlamaServerError.kind); any other failure is `unknown`.
-FORM_ERRORS: dict[str, str] = {
-    "cannot_connect": "cannot_connect",
-    "timeout": "timeout_connect",
-    "invalid_auth": "invalid_auth",
-    "server_error": "not_openai_compatible",
-}
-
-SERVER_SCHEMA = vol.Schema(
-    {
-        vol.Required(CONF_URL, default=DEFAULT_URL): TextSelector(
-            TextSelectorConfig(type=TextSelectorType.URL)
-        ),
-        vol.Optional(CONF_API_KEY): TextSelector(
-            TextSelectorConfig(type=TextSelectorType.PASSWORD)
-        ),
-    }
-)
 AGENT_ONLY_OPTIONS = frozenset(
     {
         CONF_RECORD,
@@ -122,10 +104,12 @@ RECORD_OPTIONS_SCHEMA = vol.Schema(
         vol.Required(CONF_NIGHTLY_TIME): TimeSelector(),
     }
 )
-REAUTH_SCHEMA = vol.Schema(
+TOOL_CALLS_SCHEMA = vol.Schema(
     {
-        vol.Optional(CONF_API_KEY): TextSelector(
-            TextSelectorConfig(type=TextSelectorType.PASSWORD)
+        vol.Required(CONF_TOOL_CALLS, default="auto"): SelectSelector(
+            SelectSelectorConfig(
+                options=list(TOOL_CALL_MODES), translation_key=CONF_TOOL_CALLS
+            )
         )
     }
 )
@@ -150,68 +134,70 @@ def default_agent_name(hass: HomeAssistant, model: str) -> str:
     return unique_name(model_name(model) or DEFAULT_NAME, taken)
 
 
-def _server_data(url: str, api_key: str | None) -> dict[str, str]:
-    """Return entry data for a server; the key only when there is one."""
-    return {CONF_URL: url} | ({CONF_API_KEY: api_key} if api_key else {})
-
-
-async def _async_check_server(
-    hass: HomeAssistant, url: str, api_key: str | None
-) -> tuple[list[str], dict[str, str]]:
-    """Return the server's models, or the form errors when checking it failed."""
-    try:
-        cv.url(url)
-        has_credentials = URL(url).user is not None
-    except (vol.Invalid, ValueError):
-        # urlparse and yarl raise ValueError (UnicodeError too) on a host
-        # such as "[::1" or "x[::1]".
-        return [], {CONF_URL: "invalid_url"}
-    if api_key and has_credentials:
-        # aiohttp refuses a request that carries both.
-        return [], {CONF_API_KEY: "key_and_url_credentials"}
-    client = LlamaServerClient(async_get_clientsession(hass), url, api_key)
-    try:
-        return await client.async_list_models(), {}
-    except LlamaServerError as err:
-        _LOGGER.debug("Checking failed: %s", without_credentials(f"{url}: {err!r}"))
-        return [], {"base": FORM_ERRORS.get(err.kind, "unknown")}
-    except Exception:
-        _LOGGER.exception("Unexpected error checking %s", without_credentials(url))
-        return [], {"base": "unknown"}
-
-
 class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
     """Add a llama-server."""
 
     VERSION = 1
 
+    # The server the user step checked: its URL, its key and its first model.
+    _server: tuple[str, str | None, str]
+
     async def async_step_user(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Ask for the server's URL and key, check it, add one agent."""
+        """Ask for the server's URL and key, check it, add one agent.
+
+        A server whose template cannot call tools says so first.
+        """
         errors: dict[str, str] = {}
         if user_input is not None:
             url, api_key = typed_server(user_input)
             abort_if_added(self._async_current_entries(), url)
-            models, errors = await _async_check_server(self.hass, url, api_key)
+            checked = await async_check_server(self.hass, url, api_key)
+            errors = checked.errors
             if not errors:
-                model = models[0] if models else ""
-                return self.async_create_entry(
-                    title=without_credentials(url),
-                    data=_server_data(url, api_key),
-                    subentries=[
-                        {
-                            "subentry_type": "conversation",
-                            "title": default_agent_name(self.hass, model),
-                            "data": DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model},
-                            "unique_id": None,
-                        }
-                    ],
-                )
+                model = checked.models[0] if checked.models else ""
+                self._server = (url, api_key, model)
+                if checked.tool_calls is False:
+                    return await self.async_step_tool_calls()
+                return self._async_add_server({})
         return self.async_show_form(
             step_id="user",
             data_schema=self.add_suggested_values_to_schema(SERVER_SCHEMA, user_input),
             errors=errors,
+        )
+
+    async def async_step_tool_calls(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The template cannot call tools: say so, the fixes, and how the agent calls."""
+        if user_input is not None:
+            return self._async_add_server(
+                {CONF_TOOL_CALLS: user_input[CONF_TOOL_CALLS]}
+            )
+        return self.async_show_form(
+            step_id="tool_calls",
+            data_schema=TOOL_CALLS_SCHEMA,
+            description_placeholders={
+                "model": model_name(self._server[2]) or "-",
+                "docs": TOOL_CALLS_DOC_URL,
+            },
+        )
+
+    def _async_add_server(self, agent_options: dict[str, Any]) -> ConfigFlowResult:
+        """Add the checked server's entry, with one agent on its first model."""
+        url, api_key, model = self._server
+        return self.async_create_entry(
+            title=without_credentials(url),
+            data=server_data(url, api_key),
+            subentries=[
+                {
+                    "subentry_type": "conversation",
+                    "title": default_agent_name(self.hass, model),
+                    "data": DEFAULT_AGENT_OPTIONS | {CONF_MODEL: model} | agent_options,
+                    "unique_id": None,
+                }
+            ],
         )
 
     async def async_step_reconfigure(
@@ -223,12 +209,12 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         if user_input is not None:
             url, api_key = typed_server(user_input)
             abort_if_added(self._async_current_entries(), url, keep=entry)
-            _, errors = await _async_check_server(self.hass, url, api_key)
+            errors = (await async_check_server(self.hass, url, api_key)).errors
             if not errors:
                 return self.async_update_reload_and_abort(
                     entry,
                     title=without_credentials(url),
-                    data=_server_data(url, api_key),
+                    data=server_data(url, api_key),
                 )
         return self.async_show_form(
             step_id="reconfigure",
@@ -253,10 +239,10 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
         if user_input is not None:
             url = entry.data[CONF_URL]
             _, api_key = typed_server({**user_input, CONF_URL: url})
-            _, errors = await _async_check_server(self.hass, url, api_key)
+            errors = (await async_check_server(self.hass, url, api_key)).errors
             if not errors:
                 return self.async_update_reload_and_abort(
-                    entry, data=_server_data(url, api_key)
+                    entry, data=server_data(url, api_key)
                 )
         return self.async_show_form(
             step_id="reauth_confirm",

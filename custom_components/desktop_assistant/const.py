@@ -46,6 +46,12 @@ HEALTH_INTERVAL: Final = 30.0
 HEALTH_RETRY: Final = 1.0
 # An agent without a reachable server this long gets a Repairs issue.
 NO_SERVER_ISSUE_AFTER: Final = 600.0
+# docs/servers.md's section on templates that cannot call tools, where the
+# `no_tool_calls` issue and the config flow's warning link.
+TOOL_CALLS_DOC_URL: Final = (
+    "https://github.com/desktop-assistant/desktop_assistant/blob/main/docs/"
+    "servers.md#a-template-that-cannot-call-tools"
+)
 SERVICE_WAKE_SERVER: Final = "wake_server"
 
 CONF_TOOL_ROUNDS: Final = "tool_rounds"
@@ -57,6 +63,11 @@ CONF_TURN_TIMEOUT: Final = "turn_timeout"
 CONF_CONFIRM_TIMEOUT: Final = "confirm_timeout"
 # The household's languages; each question is answered in the one it is in.
 CONF_LANGUAGES: Final = "languages"
+# An agent option (issue 31): how tools are offered. `native`: llama-server's
+# tool calls; `constrained`: a reply held to a JSON schema of the tools;
+# `auto`: constrained where the server's template cannot call tools.
+CONF_TOOL_CALLS: Final = "tool_calls"
+TOOL_CALL_MODES: Final = ("native", "constrained", "auto")
 
 DEFAULT_TOOL_ROUNDS: Final = 3
 DEFAULT_MAX_HISTORY: Final = 20

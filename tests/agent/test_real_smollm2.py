@@ -19,6 +19,7 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 from custom_components.desktop_assistant.const import (
     CONF_MAX_TOKENS,
     CONF_TEMPERATURE,
+    CONF_TOOL_CALLS,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
@@ -56,11 +57,16 @@ async def smollm2_agent(
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_URL: smollm2_server.url}
     )
+    # Its template cannot call tools: the flow says so, and asks how to call them.
+    assert result["step_id"] == "tool_calls"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TOOL_CALLS: "auto"}
+    )
     await hass.async_block_till_done()
     assert result["type"] is FlowResultType.CREATE_ENTRY
     entry: config_entries.ConfigEntry = result["result"]
     (subentry,) = entry.subentries.values()
-    # Its template cannot render tools: a plain agent, with steady answers.
+    # A plain agent, with steady answers.
     hass.config_entries.async_update_subentry(
         entry,
         subentry,

@@ -12,6 +12,12 @@ import pytest
 from selenium import webdriver
 
 from tests.harness.browser import PHONE_WIDTH, luminance, phone
+from tests.harness.real_engines import (
+    MISSING_SMOLLM2,
+    SMOLLM2_MODEL,
+    cached_model,
+    start_llama_server,
+)
 
 from .conftest import StandInThread
 from .helpers import NAVIGATE, add_server, open_panel, websocket
@@ -236,6 +242,56 @@ def test_servers_page_reachable_and_unreachable(
     agents = page.text("[data-detail=server] [data-list=agents]")
     assert "asks it first" in agents
     page.screenshot(artifacts / "servers.png")
+
+
+def test_servers_page_and_repairs_warn_of_a_template_that_cannot_call_tools(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+    tmp_path: Path,
+) -> None:
+    model = cached_model(SMOLLM2_MODEL, MISSING_SMOLLM2)
+    token = admin_tokens.access_token
+    with start_llama_server(tmp_path, "--ctx-size", "2048", model=model) as server:
+        flow = home_assistant.request(
+            "POST",
+            "/api/config/config_entries/flow",
+            {"handler": "desktop_assistant", "show_advanced_options": False},
+            token,
+        )
+        path = f"/api/config/config_entries/flow/{flow['flow_id']}"
+        result = home_assistant.request("POST", path, {"url": server.url}, token)
+        assert result["step_id"] == "tool_calls", result
+        result = home_assistant.request("POST", path, {"tool_calls": "auto"}, token)
+        assert result["type"] == "create_entry", result
+        entry_id = result["result"]["entry_id"]
+        issues = websocket(home_assistant, admin_tokens, type="repairs/list_issues")
+        (issue,) = [
+            issue
+            for issue in issues["issues"]
+            if issue["issue_id"] == f"no_tool_calls_{entry_id}"
+        ]
+        assert issue["translation_key"] == "no_tool_calls"
+
+        page = open_panel(
+            browser,
+            home_assistant,
+            admin_tokens,
+            f"/desktop-assistant/servers/{entry_id}",
+        )
+        badge = page.text(f"[data-server='{entry_id}'] [data-tool-calls=no]")
+        assert badge == "can't call tools"
+        warning = page.text("[data-detail=server] [data-warning=no-tool-calls]")
+        assert "--jinja" in warning
+        assert "--chat-template-file" in warning
+        page.screenshot(artifacts / "servers-no-tool-calls.png")
+        home_assistant.request(
+            "DELETE", f"/api/config/config_entries/entry/{entry_id}", None, token
+        )
+    # The entry went, and its issue with it.
+    issues = websocket(home_assistant, admin_tokens, type="repairs/list_issues")
+    assert issue["issue_id"] not in {each["issue_id"] for each in issues["issues"]}
 
 
 def test_the_panel_speaks_the_profile_language(

@@ -7,6 +7,7 @@ and Home Assistant's storage only as checked values.
 """
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 import json
 from typing import Any
 
@@ -14,11 +15,16 @@ from homeassistant import config_entries
 from homeassistant.const import CONF_MODEL, CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import entity_registry as er, issue_registry as ir
+from homeassistant.util import dt as dt_util
 import pytest
-from pytest_homeassistant_custom_component.common import MockConfigEntry, flush_store
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    async_fire_time_changed,
+    flush_store,
+)
 
-from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.const import DOMAIN, HEALTH_INTERVAL
 from tests.harness.agent import Agent, speech
 from tests.harness.agent_entry import async_ask
 from tests.harness.failover import async_add_server
@@ -178,3 +184,70 @@ async def test_the_nightly_pass_reads_any_total_slots(
     (request,) = llama_server.chat_requests
     # An unknown slot count: llama-server chooses the slot.
     assert "id_slot" not in request
+
+
+def caps(tools: Any, tool_calls: Any) -> dict[str, Any]:
+    """A `/props` body whose `chat_template_caps` say these of tools."""
+    return {
+        "total_slots": 1,
+        "chat_template_caps": {
+            "supports_tools": tools,
+            "supports_tool_calls": tool_calls,
+        },
+    }
+
+
+async def listed_tool_calls(hass: HomeAssistant, hass_ws_client: Any) -> Any:
+    client = await hass_ws_client(hass)
+    (server,) = (await websocket_result(client, type=f"{DOMAIN}/servers/list"))[
+        "servers"
+    ]
+    return server["tool_calls"]
+
+
+def has_issue(hass: HomeAssistant, entry: MockConfigEntry) -> bool:
+    issue_id = f"no_tool_calls_{entry.entry_id}"
+    return ir.async_get(hass).async_get_issue(DOMAIN, issue_id) is not None
+
+
+@pytest.mark.parametrize(
+    ("body", "tool_calls"),
+    [
+        ({"chat_template_caps": [True, True]}, None),
+        ({"chat_template_caps": deeply_nested(leaf=False)}, None),
+        (caps("yes", 1), None),
+        (caps(deeply_nested(leaf=True), LONE_SURROGATE), None),
+        (caps(True, {"deep": deeply_nested()}), True),
+        (caps(10**30, False), False),
+    ],
+    ids=["list", "nested", "not-booleans", "nested-flag", "one-sound", "one-false"],
+)
+async def test_tool_calls_are_read_from_any_chat_template_caps(
+    hass: HomeAssistant,
+    llama_server: HostileLlamaServer,
+    hass_ws_client: Any,
+    body: Any,
+    tool_calls: bool | None,
+) -> None:
+    llama_server.props_body = body
+    entry, _ = await async_add_server(hass, llama_server.url, "hostile")
+    assert await listed_tool_calls(hass, hass_ws_client) is tool_calls
+    # Only a template said to drop the tools is an issue.
+    assert has_issue(hass, entry) is (tool_calls is False)
+
+
+async def test_each_health_check_reads_the_template_again(
+    hass: HomeAssistant, llama_server: HostileLlamaServer, hass_ws_client: Any
+) -> None:
+    llama_server.props_body = caps(True, True)
+    entry, _ = await async_add_server(hass, llama_server.url, "changing")
+    assert not has_issue(hass, entry)
+    checked = dt_util.utcnow()
+    # Restarted between two checks with another template, then with none said.
+    for body, tool_calls in ((caps(True, False), False), ({}, None)):
+        llama_server.props_body = body
+        checked += timedelta(seconds=HEALTH_INTERVAL + 1)
+        async_fire_time_changed(hass, checked)
+        await hass.async_block_till_done(wait_background_tasks=True)
+        assert has_issue(hass, entry) is (tool_calls is False)
+        assert await listed_tool_calls(hass, hass_ws_client) is tool_calls

@@ -1,5 +1,6 @@
 // Servers: each llama-server entry, reachable or not and since when, its
-// model, slots and context size, the last question's timings, the agents that
+// model, slots and context size, whether its chat template can call tools (a
+// warning when it cannot), the last question's timings, the agents that
 // ask it first or fall back to it; at /servers/<entry id>, *Wake* when a MAC
 // address is set.
 import { formatTime, modelFile } from "./api.js";
@@ -30,7 +31,7 @@ export class ServersView extends View {
                 class: server.entry_id === entryId ? "selected" : "",
                 onclick: () => this.panel.go("servers", server.entry_id),
               },
-              h("div", {}, h("strong", {}, server.title), " ", this.reachable(server)),
+              h("div", {}, h("strong", {}, server.title), " ", this.reachable(server), this.noToolCalls(server)),
               server.url === server.title ? null : h("div", { class: "meta", "data-field": "url" }, server.url),
               server.model ? h("div", { class: "meta one-line", "data-field": "model", title: server.model }, modelFile(server.model)) : null,
             ),
@@ -46,6 +47,12 @@ export class ServersView extends View {
     if (server.reachable === true) return h("span", { class: "badge ok", "data-field": "reachable", "data-reachable": "yes" }, this.t("servers.reachable"), since ? [" ", since] : null);
     if (server.reachable === false) return h("span", { class: "badge error", "data-field": "reachable", "data-reachable": "no" }, this.t("servers.unreachable"), since ? [" ", since] : null);
     return h("span", { class: "badge", "data-field": "reachable", "data-reachable": "unknown" }, this.t("servers.unknown"));
+  }
+
+  // A badge in the list for a server whose template drops the tools.
+  noToolCalls(server) {
+    if (server.tool_calls !== false) return null;
+    return [" ", h("span", { class: "badge warning", "data-field": "tool-calls", "data-tool-calls": "no" }, this.t("servers.no_tool_calls"))];
   }
 
   open(entryId) {
@@ -68,6 +75,7 @@ export class ServersView extends View {
       result,
       h("div", {}, this.reachable(server)),
       server.error ? h("div", { class: "meta problem" }, server.error) : null,
+      server.tool_calls === false ? h("div", { class: "meta problem", "data-warning": "no-tool-calls" }, t("servers.no_tool_calls_warning")) : null,
       h(
         "dl",
         { class: "facts" },
@@ -75,6 +83,7 @@ export class ServersView extends View {
         fact("servers.model", server.model && this.model(server.model)),
         fact("servers.slots", server.slots),
         fact("servers.context", server.context),
+        fact("servers.tool_calls", server.tool_calls === null ? null : t(server.tool_calls ? "servers.tool_calls_yes" : "servers.tool_calls_no")),
         fact(
           "servers.last_question",
           timings ? t("servers.timings", { prompt: timings.prompt_n ?? "—", cached: timings.cache_n ?? "—", speed: Math.round((timings.predicted_per_second ?? 0) * 10) / 10 }) : null,

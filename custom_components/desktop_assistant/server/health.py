@@ -4,8 +4,9 @@ llama-server's `GET /health` answers 200 when its model is loaded and 503
 while it loads. The check runs every HEALTH_INTERVAL seconds while the server
 answers; while it does not, sooner and sooner apart (doubling from
 HEALTH_RETRY); and at once when a question found the server down. When the
-server becomes reachable its model (`GET /v1/models`) and `GET /props` are
-read, for the agents' fallbacks and the panel.
+server becomes reachable its model (`GET /v1/models`) is read, and at every
+check `GET /props` (whether its template can call tools, among others), for
+the agents' fallbacks, the panel and the `tool_calls` Repairs issue.
 """
 
 import asyncio
@@ -145,16 +146,19 @@ class ServerHealth:
             if proxied or not self.reachable or self.model is None:
                 models = await self.client.async_list_models()
                 self.model = models[0] if models else None
-                self.props = await self._async_props()
+            # Every check: a restart with another template can fall between two.
+            props = await self._async_props()
         except LlamaServerError as err:
             # A refused key counts as down too: no question would get through.
             self._set_reachable(False, err)
             return err
-        self._set_reachable(True, None)
+        props_changed = props != self.props
+        self.props = props
+        self._set_reachable(True, None, props_changed)
         return None
 
     async def _async_props(self) -> ServerProps | None:
-        """llama-server's GET /props (slots, context), or None from other servers."""
+        """llama-server's GET /props (slots, context, tool calls), or None from others."""
         try:
             props = await self.client.async_get_json("/props")
         except LlamaServerError as err:
@@ -162,7 +166,9 @@ class ServerHealth:
             return None
         return server_props(props)
 
-    def _set_reachable(self, reachable: bool, err: LlamaServerError | None) -> None:
+    def _set_reachable(
+        self, reachable: bool, err: LlamaServerError | None, props_changed: bool = False
+    ) -> None:
         error = (
             None
             if err is None
@@ -179,7 +185,7 @@ class ServerHealth:
                     "llama-server at %s does not answer: %s", self._where, error
                 )
         self.reachable = reachable
-        if changed or error != self.last_error:
+        if changed or props_changed or error != self.last_error:
             self.last_error = error
             self._notify()
 

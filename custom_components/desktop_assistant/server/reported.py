@@ -43,10 +43,15 @@ TIMINGS: Final = (
 
 @dataclass(frozen=True, slots=True)
 class ServerProps:
-    """What is read of llama-server's `GET /props`: its slots and context size."""
+    """What is read of llama-server's `GET /props`.
+
+    Its slots, its context size, and whether its chat template can call
+    tools (None: not reported, as by a server that is not llama-server).
+    """
 
     total_slots: int | None = None
     context: int | None = None
+    tool_calls: bool | None = None
 
 
 def storable_text(text: str, limit: int) -> str:
@@ -74,8 +79,26 @@ def count(value: object, maximum: int) -> int | None:
     return value if 1 <= value <= maximum else None
 
 
+def template_calls_tools(caps: object) -> bool | None:
+    """Whether `chat_template_caps` says the template can call tools.
+
+    It can when it renders both the tools offered and the calls made
+    (`supports_tools`, `supports_tool_calls`); when it cannot, llama-server
+    drops the tools of a request without a word. None when neither is a
+    true or false.
+    """
+    if not isinstance(caps, dict):
+        return None
+    reported = [
+        flag
+        for flag in (caps.get("supports_tools"), caps.get("supports_tool_calls"))
+        if isinstance(flag, bool)
+    ]
+    return all(reported) if reported else None
+
+
 def server_props(body: object) -> ServerProps:
-    """The slots and context size in a `GET /props` body, where they are sound."""
+    """The slots, context size and tool calling in a `GET /props` body, where sound."""
     if not isinstance(body, dict):
         return ServerProps()
     settings = body.get("default_generation_settings")
@@ -84,6 +107,7 @@ def server_props(body: object) -> ServerProps:
         context=count(settings.get("n_ctx"), MAX_CONTEXT)
         if isinstance(settings, dict)
         else None,
+        tool_calls=template_calls_tools(body.get("chat_template_caps")),
     )
 
 

@@ -48,6 +48,12 @@ async def _async_add_llama_server(hass: HomeAssistant, url: str) -> None:
     result = await hass.config_entries.flow.async_init(
         "desktop_assistant", context={"source": SOURCE_USER}, data={CONF_URL: url}
     )
+    if result.get("step_id") == "tool_calls":
+        # A template that cannot call tools (SmolLM2's): the agent calls them
+        # as the flow suggests, constrained while the template cannot.
+        result = await hass.config_entries.flow.async_configure(
+            result["flow_id"], {"tool_calls": "auto"}
+        )
     if result.get("errors"):
         _LOGGER.error("llama-server at %s was not added: %s", url, result["errors"])
 
