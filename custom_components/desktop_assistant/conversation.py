@@ -12,8 +12,9 @@ from homeassistant.helpers import intent, llm
 
 from .agent.confirmation import HeldCall, Reply, asker_of, phrases_for
 from .agent.language import LanguageDetector
+from .agent.loop import ToolLoop
 from .agent.spoken import async_spoken_text
-from .agent.turn import Turn
+from .agent.turn_state import Turn
 from .const import CONF_CONFIRM_TIMEOUT, CONF_LANGUAGES, CONF_RECORD, DOMAIN
 from .entity import DesktopAssistantEntity, subentry_platform_setup
 from .llm import filter_invalid_llm_apis, tool_file_name
@@ -201,7 +202,8 @@ class DesktopAssistantConversationEntity(
             self.hass, self.entry, self.options, chat_log.conversation_id
         )
         waited = await self._async_wait_for_asleep(chat_log, turn)
-        await self.async_run_tool_loop(chat_log, turn)
+        loop = ToolLoop(self.hass, self.entity_id, self.options)
+        await loop.async_run_tool_loop(chat_log, turn)
         if (
             not waited
             and turn.fault == ServerUnavailable.kind
@@ -211,7 +213,7 @@ class DesktopAssistantConversationEntity(
             # The question found its server just gone to sleep: asked again
             # once it is woken, or the fault is said as before.
             turn.fault = turn.fault_sentence = None
-            await self.async_run_tool_loop(chat_log, turn)
+            await loop.async_run_tool_loop(chat_log, turn)
         timeout = float(self.options[CONF_CONFIRM_TIMEOUT])
         if question := confirmations.ask(chat_log, turn.language, timeout):
             await _async_say(self.entity_id, chat_log, question)
