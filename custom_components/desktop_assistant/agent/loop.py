@@ -21,8 +21,14 @@ from ..const import (
 from ..runtime import DATA_CONFIRMATIONS
 from ..server.client import LlamaServerError
 from ..server.credentials import without_credentials
+from ..server.generate import (
+    Expected,
+    TextBound,
+    check_finished,
+    generation_error,
+)
 from ..server.request import chat_payload
-from ..server.stream import Answer, Delta
+from ..server.stream import Answer, Delta, ToolCallFragments
 from .messages import build_messages, format_tools
 from .spoken import async_fault_sentence
 from .tool_calls import tool_inputs_of
@@ -40,13 +46,18 @@ class ToolLoop:
     options: dict[str, Any]
 
     async def async_run_tool_loop(
-        self, chat_log: conversation.ChatLog, turn: Turn
+        self,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+        expected: Expected | None = None,
     ) -> None:
         """Answer the question in the chat log, running tool rounds as asked.
 
         The turn's route (which servers, in order) is chosen by the caller.
         After `tool_rounds` rounds one more request goes without tools, which
-        makes the model answer in text.
+        makes the model answer in text. A generated answer (`expected`, an AI
+        task's) may be asked as JSON of a structure; its faults raise a
+        GenerationError instead of being said.
         """
         assert turn.route is not None
         options = self.options
@@ -62,10 +73,13 @@ class ToolLoop:
                 temperature=float(options[CONF_TEMPERATURE]),
                 max_tokens=int(options[CONF_MAX_TOKENS]),
                 tools=tools if offer else None,
+                response_format=expected.response_format() if expected else None,
             )
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
-                self._async_deltas(payload, turn, offered if offer else set()),
+                self._async_deltas(
+                    payload, turn, offered if offer else set(), expected
+                ),
             ):
                 pass
             if (
@@ -81,18 +95,25 @@ class ToolLoop:
             chat_log.async_trace({"server": server.name, "model": server.model})
 
     async def _async_deltas(
-        self, payload: dict[str, Any], turn: Turn, offered: set[str]
+        self,
+        payload: dict[str, Any],
+        turn: Turn,
+        offered: set[str],
+        expected: Expected | None = None,
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text."""
         assert turn.route is not None
         yield {"role": "assistant"}
         answer = Answer()
         streamed_text = False
+        bound = TextBound(payload["max_tokens"]) if expected else None
         try:
             async for chunk in turn.route.async_stream_chat(
                 payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
             ):
                 for delta in answer.read(chunk):
+                    if bound is not None and (text := delta.get("content")):
+                        bound.add(text)
                     streamed_text = streamed_text or "content" in delta
                     turn.spoke = turn.spoke or streamed_text
                     yield delta
@@ -102,11 +123,16 @@ class ToolLoop:
                 turn.route.tried,
                 without_credentials(repr(err)),
             )
+            if expected is not None:
+                raise generation_error(err) from err
             if delta := await self._async_fault(turn, err.kind, streamed_text):
                 yield delta
             return
         if answer.timings:
             turn.record_timings(answer.timings)
+        if expected is not None:
+            check_finished(answer, streamed_text, payload["max_tokens"])
+            return
         calls = answer.named_calls()
         if answer.malformed:
             _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
@@ -114,6 +140,17 @@ class ToolLoop:
             if not streamed_text and (delta := await self._async_silent(turn, answer)):
                 yield delta
             return
+        async for delta in self._async_calls(turn, calls, offered, streamed_text):
+            yield delta
+
+    async def _async_calls(
+        self,
+        turn: Turn,
+        calls: list[ToolCallFragments],
+        offered: set[str],
+        streamed_text: bool,
+    ) -> AsyncGenerator[Delta]:
+        """Hand the answer's tool calls to the chat log, after the announcement."""
         tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
         if not turn.announced:
             runnable = [t.tool_name for t in tool_inputs if not t.external]

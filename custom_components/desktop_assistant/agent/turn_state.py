@@ -11,13 +11,22 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 
+async def _async_nothing_to_announce(
+    tool_names: list[str], language: str | None
+) -> str | None:
+    """A turn without tools to announce: an AI task's."""
+    return None
+
+
 @dataclass
 class Turn:
     """What one question has done so far across its rounds."""
 
     language: str | None
     # Picks the phrase to say for the tools about to run (names, language).
-    announce: Callable[[list[str], str | None], Awaitable[str | None]]
+    announce: Callable[[list[str], str | None], Awaitable[str | None]] = (
+        _async_nothing_to_announce
+    )
     announced: bool = False
     fault: str | None = None
     # What the person heard about the fault; the record splits it off the reply.
