@@ -81,7 +81,7 @@ class ConfigFolderTool(Tool):
         """Run the tool; `error: ...` text is returned as an error result.
 
         A tool that changes things first needs a person's yes (see
-        confirmation.py); until then its answer asks for one.
+        agent/confirmation/); until then its answer asks for one.
         """
         arguments: Mapping[str, Any] = tool_input.tool_args
         if (spec := self._registry.get(self.tool_name)) is not None and spec.changes:

@@ -101,7 +101,11 @@ class ToolLoop:
         offered: set[str],
         expected: Expected | None = None,
     ) -> AsyncGenerator[Delta]:
-        """Stream one request's answer as ChatLog deltas; faults become text."""
+        """Stream one request's answer as ChatLog deltas; faults become text.
+
+        A generated answer (`expected`) is bounded and checked as generation
+        is, and its faults raise a GenerationError.
+        """
         assert turn.route is not None
         yield {"role": "assistant"}
         answer = Answer()
@@ -186,7 +190,7 @@ class ToolLoop:
         After text the person already saw, the sentence follows it as one
         answer, a paragraph apart (in the same message when this round
         streamed text). Before any text nothing is streamed: the agent
-        answers with the sentence as an error response (see conversation.py),
+        answers with the sentence as an error response (see turn.py),
         which Assist shows once, in red.
         """
         turn.fault = kind
