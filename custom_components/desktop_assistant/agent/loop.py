@@ -1,5 +1,6 @@
 """The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
 
+import asyncio
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 import logging
@@ -22,10 +23,13 @@ from ..runtime import DATA_CONFIRMATIONS
 from ..server.client import LlamaServerError
 from ..server.credentials import without_credentials
 from ..server.generate import (
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_WAIT,
     Expected,
     TextBound,
     check_finished,
     generation_error,
+    passes,
 )
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
@@ -103,21 +107,22 @@ class ToolLoop:
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text.
 
-        A generated answer (`expected`) is bounded and checked as generation
-        is, and its faults raise a GenerationError.
+        A generated answer (`expected`) comes whole, once checked, and its
+        faults raise a GenerationError.
         """
         assert turn.route is not None
         yield {"role": "assistant"}
+        if expected is not None:
+            for delta in await self._async_generate(payload, turn):
+                yield delta
+            return
         answer = Answer()
         streamed_text = False
-        bound = TextBound(payload["max_tokens"]) if expected else None
         try:
             async for chunk in turn.route.async_stream_chat(
                 payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
             ):
                 for delta in answer.read(chunk):
-                    if bound is not None and (text := delta.get("content")):
-                        bound.add(text)
                     streamed_text = streamed_text or "content" in delta
                     turn.spoke = turn.spoke or streamed_text
                     yield delta
@@ -127,16 +132,11 @@ class ToolLoop:
                 turn.route.tried,
                 without_credentials(repr(err)),
             )
-            if expected is not None:
-                raise generation_error(err) from err
             if delta := await self._async_fault(turn, err.kind, streamed_text):
                 yield delta
             return
         if answer.timings:
             turn.record_timings(answer.timings)
-        if expected is not None:
-            check_finished(answer, streamed_text, payload["max_tokens"])
-            return
         calls = answer.named_calls()
         if answer.malformed:
             _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
@@ -146,6 +146,46 @@ class ToolLoop:
             return
         async for delta in self._async_calls(turn, calls, offered, streamed_text):
             yield delta
+
+    async def _async_generate(self, payload: dict[str, Any], turn: Turn) -> list[Delta]:
+        """Return a generated answer's deltas, read whole and checked.
+
+        As generation does: each attempt is bounded by the request timeout,
+        the text by what `max_tokens` can hold, and a fault that may pass is
+        tried again, `DEFAULT_RETRIES` times, `DEFAULT_RETRY_WAIT` s apart and
+        doubling. Nothing reaches the chat log before the answer is whole.
+        """
+        assert turn.route is not None
+        timeout = float(self.options[CONF_REQUEST_TIMEOUT])
+        attempt = 1
+        while True:
+            answer, deltas = Answer(), []
+            bound = TextBound(payload["max_tokens"])
+            turn.deadline = self.hass.loop.time() + timeout
+            try:
+                async for chunk in turn.route.async_stream_chat(
+                    payload, timeout, turn.deadline
+                ):
+                    for delta in answer.read(chunk):
+                        if text := delta.get("content"):
+                            bound.add(text)
+                        deltas.append(delta)
+            except LlamaServerError as err:
+                _LOGGER.debug(
+                    "Generation attempt %d failed: %s",
+                    attempt,
+                    without_credentials(repr(err)),
+                )
+                if attempt > DEFAULT_RETRIES or not passes(err):
+                    raise generation_error(err, attempt) from err
+                await asyncio.sleep(DEFAULT_RETRY_WAIT * 2 ** (attempt - 1))
+                attempt += 1
+                continue
+            if answer.timings:
+                turn.record_timings(answer.timings)
+            has_text = any(delta.get("content") for delta in deltas)
+            check_finished(answer, has_text, payload["max_tokens"])
+            return deltas
 
     async def _async_calls(
         self,

@@ -155,7 +155,7 @@ class Generator:
             try:
                 return await self._async_attempt_in_turn(payload, cancel), attempt
             except LlamaServerError as err:
-                if attempt > self.retries or not _passes(err):
+                if attempt > self.retries or not passes(err):
                     raise generation_error(err, attempt) from err
             await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
             attempt += 1
@@ -210,7 +210,7 @@ class Generator:
                     pieces.append(text)
 
 
-def _passes(err: LlamaServerError) -> bool:
+def passes(err: LlamaServerError) -> bool:
     """Whether a fault may pass: unreachable, cut, or a server error (5xx)."""
     if isinstance(err, TRANSIENT):
         return True
