@@ -40,7 +40,11 @@ NEEDED = "confirmation needed: "
 
 
 class Confirmations:
-    """The held calls of every conversation; each expires or ends with it."""
+    """The held calls of every conversation; each expires or ends with it.
+
+    The one entry point of confirmation: `gate` for the tool, `async_answer`
+    and `async_ask` for the agent's turn, `held_this_turn` for its loop.
+    """
 
     def __init__(self) -> None:
         """Start with nothing held."""
