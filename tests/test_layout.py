@@ -8,6 +8,7 @@
 - nothing outside `tests/` imports `tests`, except `tests.harness`;
 - no feature imports another feature's `websocket.py` or `schema.py`;
 - `panel.py` imports of each feature only its setup module (`__init__.py`).
+- `conversation.py` stays an adapter of at most 120 lines.
 """
 
 import ast
@@ -319,3 +320,13 @@ def test_length_check_finds_a_long_function(tmp_path: Path) -> None:
     body = "".join(f"    x{index} = {index}\n" for index in range(MAX_FUNCTION_LINES))
     long_function.write_text(f"def long():\n{body}")
     assert too_long(long_function) == [f"long: {MAX_FUNCTION_LINES + 1} lines"]
+
+
+# The conversation platform is an adapter, as HA core's ollama: it provides
+# the LLM data, starts the record and hands the turn to agent/turn.py.
+MAX_CONVERSATION_LINES = 120
+
+
+def test_conversation_platform_stays_an_adapter() -> None:
+    lines = (PACKAGE_DIR / "conversation.py").read_text().count("\n")
+    assert lines <= MAX_CONVERSATION_LINES, f"conversation.py has {lines} lines"

@@ -5,18 +5,20 @@ from typing import override
 from homeassistant.components import ai_task, conversation
 from homeassistant.exceptions import HomeAssistantError
 
-from .agent.messages import build_messages
+from .agent.loop import ToolLoop
+from .agent.turn_state import Turn
 from .const import (
-    CONF_MAX_TOKENS,
+    CONF_MAX_HISTORY,
     CONF_REQUEST_TIMEOUT,
-    CONF_TEMPERATURE,
+    CONF_TOOL_ROUNDS,
+    CONF_TURN_TIMEOUT,
     DEFAULT_AI_TASK_OPTIONS,
     DOMAIN,
     SUBENTRY_AI_TASK,
 )
 from .entity import DesktopAssistantEntity, subentry_platform_setup
 from .server.failover import async_route
-from .server.generate import GenerationError, Generator
+from .server.generate import Expected, GenerationError
 
 # Generation runs on the server; HA need not hold tasks back.
 PARALLEL_UPDATES = 0
@@ -39,22 +41,23 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
     ) -> ai_task.GenDataTaskResult:
         """Answer the task's instructions, as JSON of its structure when it has one."""
         options = self.options
-        # No failover inside a generation: its first server that is not
-        # known to be down answers it.
-        server = async_route(self.hass, self.entry, options).servers[0]
-        generator = Generator(
-            server.client,
-            server.model,
-            attempt_timeout=float(options[CONF_REQUEST_TIMEOUT]),
+        # The agent's loop, one round: no tools, no history, and the request
+        # timeout bounds the whole answer.
+        loop = ToolLoop(
+            self.hass,
+            self.entity_id,
+            options
+            | {
+                CONF_TOOL_ROUNDS: 0,
+                CONF_MAX_HISTORY: 0,
+                CONF_TURN_TIMEOUT: options[CONF_REQUEST_TIMEOUT],
+            },
         )
+        turn = Turn(language=None, route=async_route(self.hass, self.entry, options))
+        expected = Expected(task.name, task.structure)
         try:
-            generation = await generator.async_generate(
-                build_messages(chat_log.content, 0),
-                structure=task.structure,
-                name=task.name,
-                max_tokens=int(options[CONF_MAX_TOKENS]),
-                temperature=float(options[CONF_TEMPERATURE]),
-            )
+            await loop.async_run_tool_loop(chat_log, turn, expected)
+            data = expected.parse(_answer_text(chat_log))
         except GenerationError as err:
             # One translated sentence per kind: unavailable, refused,
             # invalid_output, timeout, cancelled.
@@ -63,16 +66,17 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
                 translation_key=f"generation_{err.kind}",
                 translation_placeholders={"task": task.name, "error": str(err)},
             ) from err
-        data = generation.data
-        chat_log.async_add_assistant_content_without_tools(
-            conversation.AssistantContent(
-                agent_id=self.entity_id,
-                content=data if isinstance(data, str) else str(data),
-            )
-        )
         return ai_task.GenDataTaskResult(
             conversation_id=chat_log.conversation_id, data=data
         )
+
+
+def _answer_text(chat_log: conversation.ChatLog) -> str:
+    """The text of the model's answer, the last content of the chat log."""
+    last = chat_log.content[-1]
+    if isinstance(last, conversation.AssistantContent):
+        return last.content or ""
+    return ""
 
 
 # An AI Task entity for each AI task subentry.

@@ -23,7 +23,6 @@ from homeassistant.helpers.llm import (
 )
 import probatio
 
-from .agent.confirmation import asker_of
 from .const import DOMAIN
 from .memory.tools import memory_tools
 from .record import RecallConversationsTool
@@ -82,7 +81,7 @@ class ConfigFolderTool(Tool):
         """Run the tool; `error: ...` text is returned as an error result.
 
         A tool that changes things first needs a person's yes (see
-        confirmation.py); until then its answer asks for one.
+        agent/confirmation/); until then its answer asks for one.
         """
         arguments: Mapping[str, Any] = tool_input.tool_args
         if (spec := self._registry.get(self.tool_name)) is not None and spec.changes:
@@ -90,10 +89,8 @@ class ConfigFolderTool(Tool):
                 values = parse_arguments(spec, arguments)
             except ArgumentError as err:
                 return ToolResult(data={"result": f"error: {err}"}, error=True)
-            confirmations = hass.data[DATA_CONFIRMATIONS]
-            asker = asker_of(llm_context.context, llm_context.device_id)
-            if answer := confirmations.gate(
-                spec, tool_input.tool_args, values, llm_context.language, asker
+            if answer := hass.data[DATA_CONFIRMATIONS].gate(
+                spec, tool_input.tool_args, values, llm_context
             ):
                 return ToolResult(
                     data={"result": answer}, error=answer.startswith("error:")

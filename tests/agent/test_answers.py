@@ -2,7 +2,7 @@
 
 import pytest
 
-from custom_components.desktop_assistant.agent.confirmation import (
+from custom_components.desktop_assistant.agent.confirmation.words import (
     PHRASES,
     WORDS,
     Reply,

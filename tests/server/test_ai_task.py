@@ -19,7 +19,13 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
     SUBENTRY_AI_TASK,
 )
-from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, text_reply
+from tests.harness.llama_server import (
+    MODEL_ID,
+    LlamaServerStandIn,
+    Reply,
+    error_body,
+    text_reply,
+)
 
 STRUCTURE = {
     "name": {"selector": {"text": None}, "required": True},
@@ -111,6 +117,50 @@ async def test_invalid_structured_answer_is_an_error(
         )
     assert caught.value.translation_key == "generation_invalid_output"
     assert hass.states.get(task_entity) is not None
+
+
+async def test_a_busy_server_is_asked_again(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+) -> None:
+    """As generation does: a fault that may pass is tried again, 1 s later."""
+    busy = Reply(status=503, body=error_body(503, "Loading model", "unavailable_error"))
+    llama_server.script = [busy, text_reply("Buy ", "milk.")]
+    result = await hass.services.async_call(
+        ai_task.DOMAIN,
+        "generate_data",
+        {
+            "entity_id": task_entity,
+            "task_name": "shopping",
+            "instructions": "Say what to buy.",
+        },
+        blocking=True,
+        return_response=True,
+    )
+    assert result is not None
+    assert result["data"] == "Buy milk."
+    assert len(llama_server.chat_requests) == 2
+
+
+async def test_a_refusal_is_not_asked_again(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+) -> None:
+    llama_server.script = [
+        Reply(status=400, body=error_body(400, "bad grammar", "invalid_request_error"))
+    ]
+    with pytest.raises(HomeAssistantError, match="bad grammar") as caught:
+        await hass.services.async_call(
+            ai_task.DOMAIN,
+            "generate_data",
+            {
+                "entity_id": task_entity,
+                "task_name": "shopping",
+                "instructions": "Say what to buy.",
+            },
+            blocking=True,
+            return_response=True,
+        )
+    assert caught.value.translation_key == "generation_refused"
+    assert len(llama_server.chat_requests) == 1
 
 
 async def test_add_ai_task_through_the_subentry_flow(

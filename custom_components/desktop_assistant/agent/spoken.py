@@ -2,9 +2,13 @@
 
 Fault sentences and the announcement said when a tool file has none in the
 person's language live in strings.json (`exceptions`) and its translations,
-so a new language is a translation file, not code.
+so a new language is a translation file, not code. `async_say` adds what the
+agent says of its own to the chat log.
 """
 
+from collections.abc import AsyncGenerator
+
+from homeassistant.components import conversation
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.translation import async_get_translations
 
@@ -29,3 +33,14 @@ async def async_fault_sentence(
 ) -> str:
     """Return what the person hears for a kind of fault (LlamaServerError.kind)."""
     return await async_spoken_text(hass, f"fault_{kind}", language)
+
+
+async def async_say(agent_id: str, chat_log: conversation.ChatLog, text: str) -> None:
+    """Add the agent's own words to the chat log, streamed like the model's."""
+
+    async def deltas() -> AsyncGenerator[conversation.AssistantContentDeltaDict]:
+        yield {"role": "assistant"}
+        yield {"content": text}
+
+    async for _content in chat_log.async_add_delta_content_stream(agent_id, deltas()):
+        pass

@@ -1,9 +1,10 @@
 """Text generation on llama-server for work outside a conversation.
 
-One path for the `ai_task` entity and the nightly pass: a chat request whose
-answer may be constrained to JSON by a schema (llama-server's
-`response_format` with `json_schema`), checked again on arrival, with typed
-failures and a retry for faults that pass.
+The nightly pass's path: a chat request whose answer may be constrained to
+JSON by a schema (llama-server's `response_format` with `json_schema`),
+checked again on arrival, with typed failures and a retry for faults that
+pass. The `ai_task` entity runs the agent's loop instead, with what it
+expects (`Expected`), checked by the same rules.
 """
 
 import asyncio
@@ -121,25 +122,18 @@ class Generator:
         Raises a GenerationError; faults of the connection are tried
         again `retries` times, `retry_wait` seconds apart and doubling.
         """
-        response_format = None
-        if structure is not None:
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": json_schema(structure)},
-            }
+        expected = Expected(name, structure)
         payload = chat_payload(
             self.model,
             messages,
             temperature=temperature,
             max_tokens=max_tokens,
-            response_format=response_format,
+            response_format=expected.response_format(),
             slot=self.slot,
         )
         started = monotonic_seconds()
         reply, attempts = await self._async_attempts(payload, cancel)
-        data = (
-            reply.text if structure is None else parse_structured(reply.text, structure)
-        )
+        data = expected.parse(reply.text)
         seconds = monotonic_seconds() - started
         _LOGGER.debug(
             "Generated %s with %s in %.1f s (%d attempts), prompt_n=%s predicted_n=%s",
@@ -161,8 +155,8 @@ class Generator:
             try:
                 return await self._async_attempt_in_turn(payload, cancel), attempt
             except LlamaServerError as err:
-                if attempt > self.retries or not _passes(err):
-                    raise _generation_error(err, attempt) from err
+                if attempt > self.retries or not passes(err):
+                    raise generation_error(err, attempt) from err
             await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
             attempt += 1
 
@@ -198,49 +192,91 @@ class Generator:
             ) from err
         except ServerTimeout as err:
             raise GenerationError("timeout", str(err)) from err
-        if answer.finish_reason == "length":
-            raise GenerationError(
-                "invalid_output",
-                f"the answer was cut at {payload['max_tokens']} tokens",
-            )
-        if not pieces and answer.malformed:
-            raise GenerationError(
-                "invalid_output",
-                f"the answer held {answer.malformed} malformed parts and no text",
-            )
+        check_finished(answer, bool(pieces), payload["max_tokens"])
         return _Reply("".join(pieces), answer.timings)
 
     async def _async_read(
         self, payload: dict[str, Any], answer: Answer, pieces: list[str]
     ) -> None:
         """Read the stream into `pieces` through `answer`, refusing a flood."""
-        limit = payload["max_tokens"] * ANSWER_CHARS_PER_TOKEN
-        size = 0
+        bound = TextBound(payload["max_tokens"])
         # The attempt's own bound is `attempt_timeout`, raced by the caller.
         async for chunk in self.client.async_stream_chat(
             payload, self.attempt_timeout, None
         ):
             for delta in answer.read(chunk):
                 if text := delta.get("content"):
-                    size += len(text)
-                    if size > limit:
-                        raise GenerationError(
-                            "invalid_output",
-                            f"the answer is over {limit} characters, more than "
-                            f"{payload['max_tokens']} tokens can hold",
-                        )
+                    bound.add(text)
                     pieces.append(text)
 
 
-def _passes(err: LlamaServerError) -> bool:
+def passes(err: LlamaServerError) -> bool:
     """Whether a fault may pass: unreachable, cut, or a server error (5xx)."""
     if isinstance(err, TRANSIENT):
         return True
     return isinstance(err, ServerFailed) and (err.status or 0) >= 500
 
 
-def _generation_error(err: LlamaServerError, attempts: int) -> GenerationError:
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """What a generation must answer: text, or JSON valid for `structure`."""
+
+    # The answer's name in the request's JSON schema (a task's name).
+    name: str = "answer"
+    structure: vol.Schema | None = None
+
+    def response_format(self) -> dict[str, Any] | None:
+        """Return llama-server's `response_format` for the structure, if any."""
+        if self.structure is None:
+            return None
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": self.name, "schema": json_schema(self.structure)},
+        }
+
+    def parse(self, text: str) -> Any:
+        """Return the text, or its JSON valid for the structure; else invalid_output."""
+        return (
+            text if self.structure is None else parse_structured(text, self.structure)
+        )
+
+
+@dataclass(slots=True)
+class TextBound:
+    """The text of an answer as it streams, refused once `max_tokens` cannot hold it."""
+
+    max_tokens: int
+    size: int = 0
+
+    def add(self, text: str) -> None:
+        """Count a piece of text; an answer over the bound is invalid_output."""
+        limit = self.max_tokens * ANSWER_CHARS_PER_TOKEN
+        self.size += len(text)
+        if self.size > limit:
+            raise GenerationError(
+                "invalid_output",
+                f"the answer is over {limit} characters, more than "
+                f"{self.max_tokens} tokens can hold",
+            )
+
+
+def check_finished(answer: Answer, has_text: bool, max_tokens: int) -> None:
+    """Refuse an answer cut by `max_tokens`, or one of malformed parts only."""
+    if answer.finish_reason == "length":
+        raise GenerationError(
+            "invalid_output", f"the answer was cut at {max_tokens} tokens"
+        )
+    if not has_text and answer.malformed:
+        raise GenerationError(
+            "invalid_output",
+            f"the answer held {answer.malformed} malformed parts and no text",
+        )
+
+
+def generation_error(err: LlamaServerError, attempts: int = 1) -> GenerationError:
     """Return the typed failure of a fault, naming what happened, credentials cut."""
+    if isinstance(err, ServerTimeout):
+        return GenerationError("timeout", str(err))
     message = without_credentials(str(err))
     tried = f" ({attempts} attempts)" if attempts > 1 else ""
     if isinstance(err, ServerFailed) and err.status != BUSY:

@@ -1,0 +1,242 @@
+"""The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
+
+import asyncio
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+import logging
+from typing import Any
+
+from homeassistant.components import conversation
+from homeassistant.const import CONF_MODEL
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import llm
+
+from ..const import (
+    CONF_MAX_HISTORY,
+    CONF_MAX_TOKENS,
+    CONF_REQUEST_TIMEOUT,
+    CONF_TEMPERATURE,
+    CONF_TOOL_ROUNDS,
+    CONF_TURN_TIMEOUT,
+)
+from ..runtime import DATA_CONFIRMATIONS
+from ..server.client import LlamaServerError
+from ..server.credentials import without_credentials
+from ..server.generate import (
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_WAIT,
+    Expected,
+    TextBound,
+    check_finished,
+    generation_error,
+    passes,
+)
+from ..server.request import chat_payload
+from ..server.stream import Answer, Delta, ToolCallFragments
+from .messages import build_messages, format_tools
+from .spoken import async_fault_sentence
+from .tool_calls import tool_inputs_of
+from .turn_state import Turn
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLoop:
+    """The tool loop of one agent: its entity id and its options."""
+
+    hass: HomeAssistant
+    entity_id: str
+    options: dict[str, Any]
+
+    async def async_run_tool_loop(
+        self,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+        expected: Expected | None = None,
+    ) -> None:
+        """Answer the question in the chat log, running tool rounds as asked.
+
+        The turn's route (which servers, in order) is chosen by the caller.
+        After `tool_rounds` rounds one more request goes without tools, which
+        makes the model answer in text. A generated answer (`expected`, an AI
+        task's) may be asked as JSON of a structure; its faults raise a
+        GenerationError instead of being said.
+        """
+        assert turn.route is not None
+        options = self.options
+        turn.deadline = self.hass.loop.time() + float(options[CONF_TURN_TIMEOUT])
+        tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
+        offered = {tool["function"]["name"] for tool in tools}
+        tool_rounds = int(options[CONF_TOOL_ROUNDS])
+        for round_number in range(tool_rounds + 1):
+            offer = bool(tools) and round_number < tool_rounds
+            payload = chat_payload(
+                options[CONF_MODEL],
+                build_messages(chat_log.content, int(options[CONF_MAX_HISTORY])),
+                temperature=float(options[CONF_TEMPERATURE]),
+                max_tokens=int(options[CONF_MAX_TOKENS]),
+                tools=tools if offer else None,
+                response_format=expected.response_format() if expected else None,
+            )
+            async for _content in chat_log.async_add_delta_content_stream(
+                self.entity_id,
+                self._async_deltas(
+                    payload, turn, offered if offer else set(), expected
+                ),
+            ):
+                pass
+            if (
+                turn.fault
+                or not chat_log.unresponded_tool_results
+                # The turn ends with the question about a held call.
+                or self.hass.data[DATA_CONFIRMATIONS].held_this_turn(chat_log)
+            ):
+                break
+        if turn.timings:
+            chat_log.async_trace({"timings": turn.timings})
+        if (server := turn.route.answered) is not None:
+            chat_log.async_trace({"server": server.name, "model": server.model})
+
+    async def _async_deltas(
+        self,
+        payload: dict[str, Any],
+        turn: Turn,
+        offered: set[str],
+        expected: Expected | None = None,
+    ) -> AsyncGenerator[Delta]:
+        """Stream one request's answer as ChatLog deltas; faults become text.
+
+        A generated answer (`expected`) comes whole, once checked, and its
+        faults raise a GenerationError.
+        """
+        assert turn.route is not None
+        yield {"role": "assistant"}
+        if expected is not None:
+            for delta in await self._async_generate(payload, turn):
+                yield delta
+            return
+        answer = Answer()
+        streamed_text = False
+        try:
+            async for chunk in turn.route.async_stream_chat(
+                payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
+            ):
+                for delta in answer.read(chunk):
+                    streamed_text = streamed_text or "content" in delta
+                    turn.spoke = turn.spoke or streamed_text
+                    yield delta
+        except LlamaServerError as err:
+            _LOGGER.warning(
+                "llama-server %s failed: %s",
+                turn.route.tried,
+                without_credentials(repr(err)),
+            )
+            if delta := await self._async_fault(turn, err.kind, streamed_text):
+                yield delta
+            return
+        if answer.timings:
+            turn.record_timings(answer.timings)
+        calls = answer.named_calls()
+        if answer.malformed:
+            _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
+        if not calls or not offered:
+            if not streamed_text and (delta := await self._async_silent(turn, answer)):
+                yield delta
+            return
+        async for delta in self._async_calls(turn, calls, offered, streamed_text):
+            yield delta
+
+    async def _async_generate(self, payload: dict[str, Any], turn: Turn) -> list[Delta]:
+        """Return a generated answer's deltas, read whole and checked.
+
+        As generation does: each attempt is bounded by the request timeout,
+        the text by what `max_tokens` can hold, and a fault that may pass is
+        tried again, `DEFAULT_RETRIES` times, `DEFAULT_RETRY_WAIT` s apart and
+        doubling. Nothing reaches the chat log before the answer is whole.
+        """
+        assert turn.route is not None
+        timeout = float(self.options[CONF_REQUEST_TIMEOUT])
+        attempt = 1
+        while True:
+            answer, deltas = Answer(), []
+            bound = TextBound(payload["max_tokens"])
+            turn.deadline = self.hass.loop.time() + timeout
+            try:
+                async for chunk in turn.route.async_stream_chat(
+                    payload, timeout, turn.deadline
+                ):
+                    for delta in answer.read(chunk):
+                        if text := delta.get("content"):
+                            bound.add(text)
+                        deltas.append(delta)
+            except LlamaServerError as err:
+                _LOGGER.debug(
+                    "Generation attempt %d failed: %s",
+                    attempt,
+                    without_credentials(repr(err)),
+                )
+                if attempt > DEFAULT_RETRIES or not passes(err):
+                    raise generation_error(err, attempt) from err
+                await asyncio.sleep(DEFAULT_RETRY_WAIT * 2 ** (attempt - 1))
+                attempt += 1
+                continue
+            if answer.timings:
+                turn.record_timings(answer.timings)
+            has_text = any(delta.get("content") for delta in deltas)
+            check_finished(answer, has_text, payload["max_tokens"])
+            return deltas
+
+    async def _async_calls(
+        self,
+        turn: Turn,
+        calls: list[ToolCallFragments],
+        offered: set[str],
+        streamed_text: bool,
+    ) -> AsyncGenerator[Delta]:
+        """Hand the answer's tool calls to the chat log, after the announcement."""
+        tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
+        if not turn.announced:
+            runnable = [t.tool_name for t in tool_inputs if not t.external]
+            if phrase := await turn.announce(runnable, turn.language):
+                turn.announced = turn.spoke = True
+                yield {"content": f" {phrase}" if streamed_text else phrase}
+        yield {"tool_calls": tool_inputs}
+        for tool_input, error in rejected:
+            yield {
+                "role": "tool_result",
+                "tool_call_id": tool_input.id,
+                "tool_name": tool_input.tool_name,
+                "result": llm.ToolResult(
+                    data={"result": f"error: {error}"}, error=True
+                ),
+            }
+
+    async def _async_silent(self, turn: Turn, answer: Answer) -> Delta | None:
+        """Say something for a round without text and without calls to run."""
+        if answer.malformed:
+            return await self._async_fault(turn, "unreadable", False)
+        # Something must be said: a voice pipeline cannot speak nothing.
+        turn.spoke = True
+        return {
+            "content": await async_fault_sentence(self.hass, "empty", turn.language)
+        }
+
+    async def _async_fault(
+        self, turn: Turn, kind: str, streamed_text: bool
+    ) -> Delta | None:
+        """End the turn with a fault; return the delta that says so, if any.
+
+        After text the person already saw, the sentence follows it as one
+        answer, a paragraph apart (in the same message when this round
+        streamed text). Before any text nothing is streamed: the agent
+        answers with the sentence as an error response (see turn.py),
+        which Assist shows once, in red.
+        """
+        turn.fault = kind
+        turn.fault_sentence = await async_fault_sentence(self.hass, kind, turn.language)
+        if streamed_text:
+            return {"content": f"\n\n{turn.fault_sentence}"}
+        if turn.spoke:
+            return {"content": turn.fault_sentence}
+        return None
