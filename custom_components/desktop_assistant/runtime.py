@@ -17,8 +17,8 @@ from .const import DOMAIN
 if TYPE_CHECKING:
     from .agent.confirmation import Confirmations
     from .memory.household import Memory
-    from .memory.nightly import NightlyPass
-    from .memory.schedule import NightlySchedule
+    from .memory.nightly.nightly_pass import NightlyPass
+    from .memory.nightly.schedule import NightlySchedule
     from .record.conversation_record import Record
     from .server.activity import ServerActivity
     from .server.client import LlamaServerClient

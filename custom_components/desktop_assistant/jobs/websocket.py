@@ -16,8 +16,8 @@ from homeassistant.util import dt as dt_util
 import probatio as vol
 
 from ..const import DOMAIN
-from ..memory import runs as nightly_runs
-from ..memory.schedule import nightly_time, schedule_entry
+from ..memory.nightly import runs as nightly_runs
+from ..memory.nightly.schedule import nightly_time, schedule_entry
 from ..record.conversation_record import RETENTION_HOUR
 from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD, DATA_STORE
 from ..websocket_commands import ERR_IN_PROGRESS, Refused, admin_command

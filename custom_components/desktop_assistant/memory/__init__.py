@@ -28,11 +28,11 @@ from ..runtime import (
     DATA_STORE,
 )
 from ..store import StoreError
-from . import extraction, runs
 from .household import Memory
-from .nightly import NightlyPass
-from .queue import async_queue_unread
-from .schedule import NightlySchedule, schedule_entry
+from .nightly import extraction, runs
+from .nightly.nightly_pass import NightlyPass
+from .nightly.queue import async_queue_unread
+from .nightly.schedule import NightlySchedule, schedule_entry
 from .schema import SCHEMA
 from .websocket import async_register_commands
 

@@ -27,9 +27,9 @@ from ..websocket_commands import (
 from . import pages
 from .detail import page_detail
 from .errors import ERROR_CODES, PageError
+from .nightly.runs import OUTCOMES, get_run, list_runs
 from .page import PAGE_KINDS, Page, get_page
 from .pages import NAME_CHARS
-from .runs import OUTCOMES, get_run, list_runs
 
 PREFIX: Final = f"{DOMAIN}/memory"
 

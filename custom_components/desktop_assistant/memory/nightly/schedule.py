@@ -11,10 +11,10 @@ from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.util import dt as dt_util
 
-from ..const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_ENTRY_OPTIONS, DOMAIN
-from ..store import StoreError
+from ...const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_ENTRY_OPTIONS, DOMAIN
+from ...store import StoreError
 from . import runs
-from .nightly import NightlyPass
+from .nightly_pass import NightlyPass
 
 CATCH_UP_DELAY: Final = 120.0
 STATE_FIRST_SEEN = "first_seen"

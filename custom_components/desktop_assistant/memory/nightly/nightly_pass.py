@@ -21,17 +21,22 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
-from ..clock import monotonic_seconds
-from ..const import DOMAIN, PANEL_URL_PATH, SUBENTRY_AI_TASK
-from ..record import database
-from ..runtime import DATA_RECORD
-from ..server.activity import async_get_activity
-from ..server.background import async_server_for_background
-from ..server.client import LlamaServerClient
-from ..server.generate import GenerationError, Generator
-from ..server.reported import server_props
-from ..store import StoreError
-from ..text import fold_name
+from ...clock import monotonic_seconds
+from ...const import DOMAIN, PANEL_URL_PATH, SUBENTRY_AI_TASK
+from ...record import database
+from ...runtime import DATA_RECORD
+from ...server.activity import async_get_activity
+from ...server.background import async_server_for_background
+from ...server.client import LlamaServerClient
+from ...server.generate import GenerationError, Generator
+from ...server.reported import server_props
+from ...store import StoreError
+from ...text import fold_name
+from ..errors import PageError
+from ..household import Memory
+from ..page import find_page, page_names
+from ..pages import remember
+from ..revisions import latest_revision
 from . import extraction, runs
 from .consolidation import (
     PLAN_CHARS,
@@ -40,10 +45,6 @@ from .consolidation import (
     pages_to_consolidate,
     shown_pages,
 )
-from .errors import PageError
-from .household import Memory
-from .page import find_page, page_names
-from .pages import remember
 from .plan import PLAN_SCHEMA, MemoryState, Plan, check_plan, parse_plan, refusal_text
 from .prompts import (
     EXTRACT_CHARS,
@@ -54,7 +55,6 @@ from .prompts import (
     plan_messages,
 )
 from .queue import async_queue_unread
-from .revisions import latest_revision
 
 _LOGGER = logging.getLogger(__name__)
 

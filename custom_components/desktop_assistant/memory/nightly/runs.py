@@ -11,9 +11,9 @@ import json
 import sqlite3
 from typing import Any, Final, NamedTuple
 
-from .errors import PageError
-from .page import get_page
-from .pages import delete_page, edit_page, restore_page
+from ..errors import PageError
+from ..page import get_page
+from ..pages import delete_page, edit_page, restore_page
 
 KEEP_RUNS: Final = 50
 RUNNING: Final = "running"
