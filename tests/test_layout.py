@@ -5,7 +5,8 @@
 - `tools/` imports nothing of Home Assistant (it is a plain-Python library
   with a command line of its own); of the package, only `text.py`, which
   imports nothing of either;
-- nothing outside `tests/` imports `tests`, except `tests.harness`.
+- nothing outside `tests/` imports `tests`, except `tests.harness`;
+- `jobs/` imports no feature: features register their jobs with it.
 """
 
 import ast
@@ -166,6 +167,25 @@ def test_text_imports_nothing_of_home_assistant_or_the_package() -> None:
         for module in found
         if module.split(".")[0] in {"homeassistant", "custom_components"}
     } == set()
+
+
+FEATURES = ("record", "memory", "tool_files", "server", "agent")
+
+
+def test_jobs_imports_no_feature() -> None:
+    """The record and memory register their jobs; `jobs/` knows only a `Job`."""
+    known = {module_name(path) for path in python_files(PACKAGE_DIR)}
+    jobs = python_files(PACKAGE_DIR / "jobs")
+    offending = {
+        module_name(path): sorted(
+            module
+            for module in imported_modules(path, known)
+            if module.startswith(PACKAGE + ".") and module.split(".")[2] in FEATURES
+        )
+        for path in jobs
+    }
+    assert len(offending) >= 4, "jobs/ was not read"
+    assert {module: found for module, found in offending.items() if found} == {}
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ sentence under `errors` in `frontend/translations/`). Its text comes from
 language of the person's profile.
 """
 
-import contextlib
 import hashlib
 from pathlib import Path
 from typing import Any, Final
@@ -18,14 +17,11 @@ from homeassistant.core import HomeAssistant
 import probatio as vol
 
 from .const import DOMAIN, PANEL_URL_PATH
-from .jobs import websocket as jobs_websocket
-from .jobs.runs import interrupted_runs
 from .memory.errors import ERROR_CODES as MEMORY_ERROR_CODES
 from .memory.pages import PAGE_KINDS
 from .memory.profile import websocket_create_profile
 from .runtime import DATA_STORE, DATA_TOOLS
 from .server import websocket as servers_websocket
-from .store import StoreError
 from .tool_files import websocket as tools_websocket
 from .tool_files.runs import async_record_runs
 from .websocket_commands import ERR_IN_PROGRESS, ERR_UNAVAILABLE, admin_command
@@ -61,14 +57,8 @@ async def async_register_panel(hass: HomeAssistant) -> None:
     websocket_api.async_register_command(hass, websocket_describe)
     websocket_api.async_register_command(hass, websocket_create_profile)
     tools_websocket.async_register_commands(hass)
-    jobs_websocket.async_register_commands(hass)
     servers_websocket.async_register_commands(hass)
-    store = hass.data[DATA_STORE]
-    async_record_runs(hass, hass.data[DATA_TOOLS], store)
-    if store.available:
-        # A fault is reported by the store.
-        with contextlib.suppress(StoreError):
-            await store.async_run(interrupted_runs)
+    async_record_runs(hass, hass.data[DATA_TOOLS], hass.data[DATA_STORE])
     if "frontend" not in hass.config.components:
         return
     await hass.http.async_register_static_paths(

@@ -1,28 +1,24 @@
 """Long-term memory: pages, the tools that write and read them, the nightly pass.
 
 `async_setup_memory` opens it on the store (its tables are `SCHEMA`), queues
-the conversations the record says went quiet, and offers the nightly pass as
-the `run_nightly` action (administrators, automations and scripts).
+the conversations the record says went quiet, registers the nightly pass
+(`nightly/`) as a job, and offers it as the `run_nightly` action
+(administrators, automations and scripts), which answers `memory_unavailable`
+while memory is off.
 """
 
 import logging
 
 from homeassistant.config_entries import ConfigEntry
-from homeassistant.core import (
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
-from homeassistant.exceptions import HomeAssistantError
+from homeassistant.core import HomeAssistant, callback
 
-from ..access import async_check_may_act
-from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
+from ..const import DOMAIN
+from ..jobs import RegisteredJob, async_register_job
 from ..record import async_listen_quiet
 from ..runtime import (
     DATA_MEMORY,
     DATA_NIGHTLY,
+    DATA_NIGHTLY_JOB,
     DATA_NIGHTLY_SCHEDULE,
     DATA_RECORD,
     DATA_STORE,
@@ -30,6 +26,7 @@ from ..runtime import (
 from ..store import StoreError
 from .household import Memory
 from .nightly import extraction, runs
+from .nightly.job import NightlyJob, async_register_run_nightly
 from .nightly.nightly_pass import NightlyPass
 from .nightly.queue import async_queue_unread
 from .nightly.schedule import NightlySchedule, schedule_entry
@@ -41,10 +38,13 @@ __all__ = ["SCHEMA", "Memory", "async_schedule_nightly", "async_setup_memory"]
 _LOGGER = logging.getLogger(__name__)
 
 STATE_QUEUE_FILLED = "queue_filled"
+# Set once the runs kept before the jobs registry kept them were handed to it.
+STATE_RUNS_HANDED_OVER = "runs_handed_to_jobs"
 
 
 async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     """Make memory available when the store opened, with its nightly pass."""
+    async_register_run_nightly(hass)
     store = hass.data[DATA_STORE]
     if not store.available:
         return None
@@ -58,9 +58,12 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     except StoreError:
         return None
     nightly = NightlyPass(hass, memory)
+    job = async_register_job(hass, NightlyJob(hass, nightly))
+    await _async_hand_over_runs(memory, job)
     hass.data[DATA_MEMORY] = memory
     hass.data[DATA_NIGHTLY] = nightly
-    hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly)
+    hass.data[DATA_NIGHTLY_JOB] = job
+    hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly, job.async_run)
     async_register_commands(hass)
 
     @callback
@@ -71,26 +74,32 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     hass.async_create_background_task(
         _async_fill_queue(hass, memory), f"{DOMAIN} extraction queue"
     )
-
-    async def run_nightly(call: ServiceCall) -> ServiceResponse:
-        # Automations and scripts (no user, or the system) run the pass.
-        await async_check_may_act(hass, call.context)
-        try:
-            return await nightly.async_run("action")
-        except StoreError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="memory_unavailable",
-                translation_placeholders={"error": str(err)},
-            ) from err
-
-    hass.services.async_register(
-        DOMAIN,
-        SERVICE_RUN_NIGHTLY,
-        run_nightly,
-        supports_response=SupportsResponse.OPTIONAL,
-    )
     return memory
+
+
+async def _async_hand_over_runs(memory: Memory, job: RegisteredJob) -> None:
+    """Hand the jobs registry, once, the runs memory kept before it kept them.
+
+    A database from before the registry has the pass's runs only in memory's
+    own table; the Jobs page shows them after the upgrade. A store fault
+    leaves it for the next start.
+    """
+    try:
+        if await memory.async_read(
+            lambda connection: runs.get_state(connection, STATE_RUNS_HANDED_OVER)
+        ):
+            return
+        earlier = await memory.async_read(
+            lambda connection: runs.list_runs(connection, runs.KEEP_RUNS)
+        )
+        await job.async_adopt_runs(earlier)
+        await memory.async_write(
+            lambda connection, now: runs.set_state(
+                connection, STATE_RUNS_HANDED_OVER, "1"
+            )
+        )
+    except StoreError:
+        _LOGGER.debug("The nightly runs are handed to the Jobs page at the next start")
 
 
 async def _async_enqueue(memory: Memory, conversation_id: str) -> None:

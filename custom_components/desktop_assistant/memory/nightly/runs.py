@@ -22,6 +22,7 @@ INTERRUPTED: Final = "failed: interrupted"
 # What a run's outcome is: `ok`, `skipped`, `no_server`, `cancelled` or
 # `failed: <reason>` (the panel reads them from memory/describe).
 OUTCOMES: Final = ("running", "ok", "skipped", "no_server", "cancelled", "failed")
+SKIPPED_SUMMARY: Final = {"reason": "another run was in progress"}
 
 
 @dataclass(slots=True)
@@ -206,7 +207,7 @@ def record_skipped(connection: sqlite3.Connection, trigger: str, now: float) -> 
         run,
         duration=0.0,
         outcome="skipped",
-        summary={"reason": "another run was in progress"},
+        summary=SKIPPED_SUMMARY,
         detail={},
     )
     return run

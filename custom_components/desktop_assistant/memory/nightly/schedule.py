@@ -25,10 +25,17 @@ _LOGGER = logging.getLogger(__name__)
 class NightlySchedule:
     """The timers of the nightly pass, set by a loaded entry's options."""
 
-    def __init__(self, hass: HomeAssistant, nightly: NightlyPass) -> None:
-        """Prepare; `async_schedule` starts the timers."""
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        nightly: NightlyPass,
+        run: Callable[[str], Awaitable[object]],
+    ) -> None:
+        """Prepare; `async_schedule` starts the timers, which start `run`."""
         self.hass = hass
         self.nightly = nightly
+        # The pass as a recorded run of the jobs registry.
+        self._run = run
         self._unsubscribe: list[CALLBACK_TYPE] = []
         # Counts `async_stop` calls, so a check that outlives its timers adds none.
         self._generation = 0
@@ -68,7 +75,7 @@ class NightlySchedule:
     async def _async_run(self, trigger: str) -> None:
         """Run the pass; a store that cannot take its run row reports itself."""
         try:
-            await self.nightly.async_run(trigger)
+            await self._run(trigger)
         except StoreError as err:
             _LOGGER.info("The nightly pass (%s) did not start: %s", trigger, err)
 
