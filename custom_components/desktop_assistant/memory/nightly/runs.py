@@ -2,8 +2,10 @@
 
 Every change a run makes is written with the change itself, so a run that
 stops midway (a kill, a fault) still has its record and the panel can
-revert it. Functions of a connection, run on the store's thread; no Home
-Assistant import.
+revert it. The Jobs page reads each run's summary from the jobs registry's
+`job_runs` instead; memory's own rows of runs from before the registry
+are handed to it once (`list_runs`). Functions of a connection, run on the
+store's thread; no Home Assistant import.
 """
 
 from dataclasses import dataclass, field
