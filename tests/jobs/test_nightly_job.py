@@ -28,9 +28,7 @@ async def test_the_nightly_action_is_a_recorded_run_of_the_nightly_job(
         DOMAIN, "run_nightly", {}, blocking=True, return_response=True
     )
     assert response["outcome"] == "no_server"
-    (run,) = await hass.data[DATA_STORE].async_run(
-        lambda db: list_runs(db, "nightly")
-    )
+    (run,) = await hass.data[DATA_STORE].async_run(lambda db: list_runs(db, "nightly"))
     assert (run["trigger"], run["outcome"]) == ("action", "no_server")
     assert run["summary"] == response["summary"]
 
