@@ -99,6 +99,20 @@ async def test_a_registered_job_is_listed_run_now_and_recorded(
     assert run["summary"] == {"cleaned": 3}
 
 
+async def test_a_summary_that_quotes_is_recorded_without_the_quotes(
+    integration: HomeAssistant,
+) -> None:
+    quoted = {"notes": 1, "refusals": ["Anouk's birthday was lost"]}
+
+    async def work() -> dict[str, Any]:
+        return {"summary": quoted, "recorded_summary": {"notes": 1}}
+
+    job = async_register_job(integration, MadeJob("quoting", work))
+    assert await job.async_run("action") == {"summary": quoted}
+    (run,) = await runs_of(integration, "quoting")
+    assert run["summary"] == {"notes": 1}
+
+
 async def test_a_failing_job_is_recorded_failed_and_its_fault_raised(
     integration: HomeAssistant,
 ) -> None:
@@ -165,7 +179,7 @@ def make_database_with_nightly_runs(path: Path) -> None:
             run,
             duration=5.0,
             outcome=outcome,
-            summary={"notes": day},
+            summary={"notes": day, "refusals": ["Anouk's birthday was lost"]},
             detail={},
         )
     connection.close()

@@ -26,7 +26,12 @@ class Job(Protocol):
         """Whether a run is in progress."""
 
     async def async_run(self, trigger: str) -> dict[str, Any]:
-        """Run once; answer the run's `outcome` (`ok` if left out) and `summary`."""
+        """Run once; answer the run's `outcome` (`ok` if left out) and `summary`.
+
+        The registry keeps the summary, or `recorded_summary` when the answer
+        has one: a summary that quotes what the owner can delete forever
+        gives the registry one without it, as the registry keeps runs apart.
+        """
 
 
 @dataclass(frozen=True, slots=True)

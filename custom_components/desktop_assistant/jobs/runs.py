@@ -132,7 +132,8 @@ async def async_run_recorded(
         _LOGGER.debug("The %s run is not recorded", job.name)
     try:
         answer = await job.async_run(trigger)
-        outcome, summary = answer.get("outcome", "ok"), answer.get("summary", {})
+        outcome = answer.get("outcome", "ok")
+        summary = answer.pop("recorded_summary", answer.get("summary", {}))
     except StoreError as err:
         outcome = f"failed: database {err.kind}"
         raise

@@ -26,7 +26,7 @@ from ..runtime import (
 from ..store import StoreError
 from .household import Memory
 from .nightly import extraction, runs
-from .nightly.job import NightlyJob, async_register_run_nightly
+from .nightly.job import NightlyJob, async_register_run_nightly, without_quotes
 from .nightly.nightly_pass import NightlyPass
 from .nightly.queue import async_queue_unread
 from .nightly.schedule import NightlySchedule, schedule_entry
@@ -92,7 +92,9 @@ async def _async_hand_over_runs(memory: Memory, job: RegisteredJob) -> None:
         earlier = await memory.async_read(
             lambda connection: runs.list_runs(connection, runs.KEEP_RUNS)
         )
-        await job.async_adopt_runs(earlier)
+        await job.async_adopt_runs(
+            [run | {"summary": without_quotes(run["summary"])} for run in earlier]
+        )
         await memory.async_write(
             lambda connection, now: runs.set_state(
                 connection, STATE_RUNS_HANDED_OVER, "1"

@@ -43,7 +43,17 @@ class NightlyJob:
 
     async def async_run(self, trigger: str) -> dict[str, Any]:
         """Run the pass; its run id (for revert), outcome and summary."""
-        return await self.nightly.async_run(trigger)
+        answer = await self.nightly.async_run(trigger)
+        return answer | {"recorded_summary": without_quotes(answer.get("summary", {}))}
+
+
+def without_quotes(summary: dict[str, Any]) -> dict[str, Any]:
+    """A run's summary as the Jobs page keeps it: its counts.
+
+    The refusals quote pages, which Delete forever scrubs from memory's own
+    runs only (memory/forget.py).
+    """
+    return {key: value for key, value in summary.items() if key != "refusals"}
 
 
 @callback
