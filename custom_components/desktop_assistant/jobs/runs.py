@@ -1,7 +1,7 @@
 """The runs of every registered job, recorded for the panel's Jobs page.
 
-A job's owner runs it through the function `async_register_job` returned;
-each run becomes a row of `job_runs` (trigger, start, duration, outcome and a
+A job's owner runs it through the `RegisteredJob` that `async_register_job`
+returned (the panel's *Run now* does too); each run becomes a row of `job_runs` (trigger, start, duration, outcome and a
 summary), and the newest KEEP_RUNS of each job are kept. A store fault
 while recording never stops the job; the job's own fault is recorded and
 raised again to its owner.

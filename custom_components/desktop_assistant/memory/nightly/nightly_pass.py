@@ -125,7 +125,7 @@ class NightlyPass:
             return {
                 "run_id": run_id,
                 "outcome": "skipped",
-                "summary": runs.SKIPPED_SUMMARY,
+                "summary": dict(runs.SKIPPED_SUMMARY),
             }
         async with self._lock:
             return await self._async_run_locked(trigger)
