@@ -36,11 +36,11 @@ from custom_components.desktop_assistant.const import (
 )
 from custom_components.desktop_assistant.memory import Memory, pages
 from custom_components.desktop_assistant.memory.context import build_context
-from custom_components.desktop_assistant.memory.page import PAGE_KINDS
-from custom_components.desktop_assistant.memory.prompts import (
+from custom_components.desktop_assistant.memory.nightly.prompts import (
     NOTES_SCHEMA,
     extraction_messages,
 )
+from custom_components.desktop_assistant.memory.page import PAGE_KINDS
 from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY
 from custom_components.desktop_assistant.server.activity import async_get_activity
 from custom_components.desktop_assistant.server.client import LlamaServerClient

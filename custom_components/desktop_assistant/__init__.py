@@ -21,7 +21,7 @@ from .const import (
     DEFAULT_WAKE_WAIT,
     DOMAIN,
 )
-from .jobs.schema import SCHEMA as JOBS_SCHEMA
+from .jobs import SCHEMA as JOBS_SCHEMA, async_setup_jobs
 from .llm import ToolFilesAPI
 from .memory import SCHEMA as MEMORY_SCHEMA, async_schedule_nightly, async_setup_memory
 from .panel import async_register_panel
@@ -59,6 +59,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     own commands, actions and listeners.
     """
     store = await async_setup_store(hass, SCHEMAS)
+    await async_setup_jobs(hass, store)
     record = async_setup_record(hass, store)
     await async_setup_memory(hass)
     if not store.available:

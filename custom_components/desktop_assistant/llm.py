@@ -24,7 +24,7 @@ from homeassistant.helpers.llm import (
 import probatio
 
 from .const import DOMAIN
-from .memory.tools import memory_tools
+from .memory.llm_tools import memory_tools
 from .record import RecallConversationsTool
 from .runtime import DATA_CONFIRMATIONS, DATA_MEMORY, DATA_RECORD, DATA_TOOLS
 from .tools import ArgumentError, ToolRegistry, ToolSpec, parse_arguments

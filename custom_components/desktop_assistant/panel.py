@@ -7,7 +7,6 @@ sentence under `errors` in `frontend/translations/`). Its text comes from
 language of the person's profile.
 """
 
-import contextlib
 import hashlib
 from pathlib import Path
 from typing import Any, Final
@@ -18,13 +17,7 @@ from homeassistant.core import HomeAssistant
 import probatio as vol
 
 from .const import DOMAIN, PANEL_URL_PATH
-from .jobs import websocket as jobs_websocket
-from .jobs.runs import interrupted_runs
-from .memory.errors import ERROR_CODES as MEMORY_ERROR_CODES
-from .memory.pages import PAGE_KINDS
-from .memory.profile import websocket_create_profile
-from .runtime import DATA_STORE
-from .store import StoreError
+from .memory import ERROR_CODES as MEMORY_ERROR_CODES, PAGE_KINDS
 from .tool_files import ERROR_CODES as TOOL_FILES_ERROR_CODES
 from .websocket_commands import ERR_IN_PROGRESS, ERR_UNAVAILABLE, admin_command
 
@@ -57,13 +50,6 @@ def websocket_describe(
 async def async_register_panel(hass: HomeAssistant) -> None:
     """Add the panel to the sidebar of administrators, where there is a frontend."""
     websocket_api.async_register_command(hass, websocket_describe)
-    websocket_api.async_register_command(hass, websocket_create_profile)
-    jobs_websocket.async_register_commands(hass)
-    store = hass.data[DATA_STORE]
-    if store.available:
-        # A fault is reported by the store.
-        with contextlib.suppress(StoreError):
-            await store.async_run(interrupted_runs)
     if "frontend" not in hass.config.components:
         return
     await hass.http.async_register_static_paths(

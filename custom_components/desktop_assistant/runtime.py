@@ -16,9 +16,10 @@ from .const import DOMAIN
 
 if TYPE_CHECKING:
     from .agent.confirmation import Confirmations
+    from .jobs import Job, RegisteredJob
     from .memory.household import Memory
-    from .memory.nightly import NightlyPass
-    from .memory.schedule import NightlySchedule
+    from .memory.nightly.nightly_pass import NightlyPass
+    from .memory.nightly.schedule import NightlySchedule
     from .record.conversation_record import Record
     from .server.activity import ServerActivity
     from .server.client import LlamaServerClient
@@ -54,11 +55,13 @@ DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
 # Memory's nightly pass, and the timers that run it, when memory is available.
 DATA_NIGHTLY: HassKey[NightlyPass] = HassKey(f"{DOMAIN}_nightly")
 DATA_NIGHTLY_SCHEDULE: HassKey[NightlySchedule] = HassKey(f"{DOMAIN}_nightly_schedule")
+# The nightly pass as a registered job: runs through it are recorded.
+DATA_NIGHTLY_JOB: HassKey[RegisteredJob] = HassKey(f"{DOMAIN}_nightly_job")
 # Changing tool calls waiting for a person's yes.
 DATA_CONFIRMATIONS: HassKey[Confirmations] = HassKey(f"{DOMAIN}_confirmations")
 # The server entry (its id) that answered each conversation's first turn.
 DATA_STICKY: HassKey[dict[str, str]] = HassKey(f"{DOMAIN}_sticky_servers")
 # Whether a conversation is talking to a llama-server now.
 DATA_ACTIVITY: HassKey[ServerActivity] = HassKey(f"{DOMAIN}_server_activity")
-# The jobs (jobs/) running now, by name.
-DATA_RUNNING_JOBS: HassKey[set[str]] = HassKey(f"{DOMAIN}_running_jobs")
+# The registered jobs (jobs/), by name.
+DATA_JOBS: HassKey[dict[str, Job]] = HassKey(f"{DOMAIN}_jobs")

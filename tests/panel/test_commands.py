@@ -210,7 +210,7 @@ async def test_jobs_list_and_run_retention_now(client: Any) -> None:
     assert jobs["retention"]["running"] is False
 
     answer = await command(client, type=f"{DOMAIN}/jobs/run_now", job="backup")
-    assert answer["error"]["code"] == "invalid_format"
+    assert answer["error"]["code"] == "not_found"
 
 
 async def test_servers_list_names_the_agents(client: Any, agent: Agent) -> None:

@@ -21,7 +21,7 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
     SUBENTRY_AI_TASK,
 )
-from custom_components.desktop_assistant.memory.plan import PLAN_SCHEMA
+from custom_components.desktop_assistant.memory.nightly.plan import PLAN_SCHEMA
 from custom_components.desktop_assistant.server.client import LlamaServerClient
 from custom_components.desktop_assistant.server.generate import (
     GenerationError,

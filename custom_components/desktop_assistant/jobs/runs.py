@@ -1,30 +1,31 @@
-"""Runs of scheduled work other than the nightly pass, recorded for the panel.
+"""The runs of every registered job, recorded for the panel's Jobs page.
 
-A job's owner runs it through `async_run_job` (the record's retention does);
-each run becomes a row of `job_runs` (trigger, start, duration, outcome and a
+A job's owner runs it through the `RegisteredJob` that `async_register_job`
+returned (the panel's *Run now* does too); each run becomes a row of `job_runs` (trigger, start, duration, outcome and a
 summary), and the newest KEEP_RUNS of each job are kept. A store fault
 while recording never stops the job; the job's own fault is recorded and
 raised again to its owner.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
 import json
 import logging
 import sqlite3
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.core import HomeAssistant
 
 from ..clock import monotonic_seconds
-from ..runtime import DATA_RUNNING_JOBS, DATA_STORE
-from ..store import StoreError, transaction
+from ..runtime import DATA_STORE
+from ..store import Store, StoreError, transaction
 from ..store.rows import keep_newest, newest_rows
+
+if TYPE_CHECKING:
+    from .registry import Job
 
 _LOGGER = logging.getLogger(__name__)
 
-JOB_RETENTION: Final = "retention"
 KEEP_RUNS: Final = 50
 
 _TABLE: Final = "job_runs"
@@ -64,6 +65,40 @@ def finish_run(
         keep_newest(connection, _TABLE, key="job", value=job, keep=KEEP_RUNS)
 
 
+def adopt_runs(
+    connection: sqlite3.Connection, job: str, runs: list[dict[str, Any]]
+) -> int:
+    """Add runs recorded elsewhere before, oldest first, unless already kept."""
+    kept = {
+        row[0]
+        for row in connection.execute(
+            "SELECT started_at FROM job_runs WHERE job = ?", (job,)
+        )
+    }
+    new = sorted(
+        (run for run in runs if run["started_at"] not in kept),
+        key=lambda run: run["started_at"],
+    )
+    with transaction(connection):
+        connection.executemany(
+            "INSERT INTO job_runs (job, trigger, started_at, duration, outcome, "
+            "summary) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    job,
+                    run["trigger"],
+                    run["started_at"],
+                    run["duration"],
+                    run["outcome"],
+                    json.dumps(run["summary"]),
+                )
+                for run in new
+            ],
+        )
+        keep_newest(connection, _TABLE, key="job", value=job, keep=KEEP_RUNS)
+    return len(new)
+
+
 def interrupted_runs(connection: sqlite3.Connection) -> None:
     """Mark runs a stopped or killed Home Assistant left `running`."""
     with transaction(connection):
@@ -83,32 +118,22 @@ def list_runs(connection: sqlite3.Connection, job: str) -> list[dict[str, Any]]:
     return runs
 
 
-def is_running(hass: HomeAssistant, job: str) -> bool:
-    """Whether a run of the job is in progress."""
-    return job in hass.data.get(DATA_RUNNING_JOBS, set())
-
-
-async def async_run_job[T](
-    hass: HomeAssistant,
-    job: str,
-    trigger: str,
-    work: Callable[[], Awaitable[T]],
-    summarize: Callable[[T], dict[str, Any]],
-) -> T:
-    """Run `work` as a recorded run of `job`; return what it returns."""
+async def async_run_recorded(
+    hass: HomeAssistant, job: Job, trigger: str
+) -> dict[str, Any]:
+    """Run `job` as a recorded run; answer what it answered."""
     store = hass.data[DATA_STORE]
-    running = hass.data.setdefault(DATA_RUNNING_JOBS, set())
-    running.add(job)
     started = monotonic_seconds()
     run: int | None = None
     outcome, summary = "cancelled", {}
     try:
-        run = await store.async_run(lambda db: insert_run(db, job, trigger))
+        run = await store.async_run(lambda db: insert_run(db, job.name, trigger))
     except StoreError:
-        _LOGGER.debug("The %s run is not recorded", job)
+        _LOGGER.debug("The %s run is not recorded", job.name)
     try:
-        result = await work()
-        outcome, summary = "ok", summarize(result)
+        answer = await job.async_run(trigger)
+        outcome = answer.get("outcome", "ok")
+        summary = answer.pop("recorded_summary", answer.get("summary", {}))
     except StoreError as err:
         outcome = f"failed: database {err.kind}"
         raise
@@ -116,22 +141,36 @@ async def async_run_job[T](
         outcome = f"failed: {type(err).__name__}"
         raise
     finally:
-        running.discard(job)
         if run is not None:
             duration = monotonic_seconds() - started
-            try:
-                await asyncio.shield(
-                    store.async_run(
-                        lambda db: finish_run(
-                            db,
-                            run,
-                            job,
-                            duration=duration,
-                            outcome=outcome,
-                            summary=summary,
-                        )
-                    )
+            await _async_finish(
+                store,
+                run,
+                job.name,
+                duration=duration,
+                outcome=outcome,
+                summary=summary,
+            )
+    return answer
+
+
+async def _async_finish(
+    store: Store,
+    run: int,
+    job: str,
+    *,
+    duration: float,
+    outcome: str,
+    summary: dict[str, Any],
+) -> None:
+    """Write how the run ended, even while its task is being cancelled."""
+    try:
+        await asyncio.shield(
+            store.async_run(
+                lambda db: finish_run(
+                    db, run, job, duration=duration, outcome=outcome, summary=summary
                 )
-            except StoreError:
-                _LOGGER.debug("The end of the %s run is not recorded", job)
-    return result
+            )
+        )
+    except StoreError:
+        _LOGGER.debug("The end of the %s run is not recorded", job)

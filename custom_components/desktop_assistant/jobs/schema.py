@@ -1,6 +1,7 @@
-"""The jobs' table in `assistant.db`: runs of scheduled work other than the nightly pass.
+"""The jobs' table in `assistant.db`: every run of every registered job.
 
-The nightly pass keeps its own richer runs (memory's `nightly_runs`).
+Memory's nightly pass keeps, besides, what each of its runs changed
+(`nightly_runs`), for its Nightly page and revert.
 """
 
 from typing import Final
@@ -8,7 +9,7 @@ from typing import Final
 from ..store import Migration
 
 # `outcome` is `running` until the run ends; `summary` is a JSON object
-# (retention: `{"deleted": n}`).
+# (retention: `{"deleted": n}`; the nightly pass: its counts).
 JOB_RUNS_V6: Final = """
 CREATE TABLE job_runs (
     id INTEGER PRIMARY KEY,

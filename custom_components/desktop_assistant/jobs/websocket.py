@@ -1,10 +1,9 @@
 """Websocket commands (admin only) of the panel's Jobs page.
 
-Each scheduled job: its schedule, next run, whether it runs now, its last 50
-runs, and *Run now*. The nightly pass keeps its own runs (memory's); the
-record's retention is recorded through `jobs.async_run_job`. Errors:
-`in_progress` (it runs already), `not_found` (no such job, or memory is off),
-`unavailable` (the database failed).
+Each registered job: its schedule, next run, whether it runs now, its last
+50 runs, and *Run now*. Errors: `in_progress` (it runs already),
+`not_found` (no such job: memory's nightly pass is registered only while
+memory is on), `unavailable` (the database failed).
 """
 
 from datetime import datetime, time as dt_time, timedelta
@@ -16,17 +15,12 @@ from homeassistant.util import dt as dt_util
 import probatio as vol
 
 from ..const import DOMAIN
-from ..memory import runs as nightly_runs
-from ..memory.schedule import nightly_time, schedule_entry
-from ..record.conversation_record import RETENTION_HOUR
-from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD, DATA_STORE
+from ..runtime import DATA_STORE
 from ..websocket_commands import ERR_IN_PROGRESS, Refused, admin_command
-from .runs import JOB_RETENTION, async_run_job, is_running, list_runs
+from .registry import Job, registered_jobs
+from .runs import async_run_recorded, list_runs
 
 PREFIX: Final = f"{DOMAIN}/jobs"
-JOB_NIGHTLY: Final = "nightly"
-JOBS: Final = (JOB_NIGHTLY, JOB_RETENTION)
-RUNS_SHOWN: Final = 50
 
 
 def next_daily(at: dt_time, now: datetime) -> datetime:
@@ -35,37 +29,16 @@ def next_daily(at: dt_time, now: datetime) -> datetime:
     return scheduled if scheduled > now else scheduled + timedelta(days=1)
 
 
-async def nightly_job(hass: HomeAssistant, now: datetime) -> dict[str, Any] | None:
-    """The nightly pass as a job, when memory is on."""
-    if (memory := hass.data.get(DATA_MEMORY)) is None:
-        return None
-    at = nightly_time(schedule_entry(hass))
-    found = await memory.async_read(lambda db: nightly_runs.list_runs(db, RUNS_SHOWN))
+async def described(hass: HomeAssistant, job: Job, now: datetime) -> dict[str, Any]:
+    """A job as the Jobs page shows it."""
+    at = job.schedule
     return {
-        "job": JOB_NIGHTLY,
+        "job": job.name,
         "schedule": at.isoformat("minutes") if at else None,
         "next_run": next_daily(at, now).isoformat() if at else None,
-        "running": hass.data[DATA_NIGHTLY].running,
-        "runs": [
-            {
-                key: run[key]
-                for key in ("trigger", "started_at", "duration", "outcome", "summary")
-            }
-            for run in found
-        ],
-    }
-
-
-async def retention_job(hass: HomeAssistant, now: datetime) -> dict[str, Any]:
-    """The record's daily retention as a job."""
-    at = dt_time(RETENTION_HOUR)
-    return {
-        "job": JOB_RETENTION,
-        "schedule": at.isoformat("minutes"),
-        "next_run": next_daily(at, now).isoformat(),
-        "running": is_running(hass, JOB_RETENTION),
+        "running": job.running,
         "runs": await hass.data[DATA_STORE].async_run(
-            lambda db: list_runs(db, JOB_RETENTION)
+            lambda db: list_runs(db, job.name)
         ),
     }
 
@@ -74,40 +47,25 @@ async def retention_job(hass: HomeAssistant, now: datetime) -> dict[str, Any]:
 async def websocket_list_jobs(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
-    """Every scheduled job with its next run and last runs."""
+    """Every registered job with its next run and last runs."""
     now = dt_util.now()
-    jobs = [await nightly_job(hass, now), await retention_job(hass, now)]
-    return {"jobs": [job for job in jobs if job]}
+    return {
+        "jobs": [
+            await described(hass, job, now) for job in registered_jobs(hass).values()
+        ]
+    }
 
 
-async def run_now(hass: HomeAssistant, job: str) -> dict[str, Any]:
-    """Run a job for a person on the panel; what it did."""
-    if job == JOB_NIGHTLY:
-        return await hass.data[DATA_NIGHTLY].async_run("person")
-    deleted = await async_run_job(
-        hass,
-        JOB_RETENTION,
-        "person",
-        hass.data[DATA_RECORD].async_apply_retention,
-        lambda deleted: {"deleted": deleted},
-    )
-    return {"outcome": "ok", "summary": {"deleted": deleted}}
-
-
-@admin_command(
-    {vol.Required("type"): f"{PREFIX}/run_now", vol.Required("job"): vol.In(JOBS)}
-)
+@admin_command({vol.Required("type"): f"{PREFIX}/run_now", vol.Required("job"): str})
 async def websocket_run_job(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
     """Run a job now and answer when it ended."""
-    job = msg["job"]
-    if job == JOB_NIGHTLY and DATA_MEMORY not in hass.data:
-        raise Refused(websocket_api.ERR_NOT_FOUND, "Memory is off")
-    nightly = hass.data.get(DATA_NIGHTLY)
-    if is_running(hass, job) or (job == JOB_NIGHTLY and nightly and nightly.running):
-        raise Refused(ERR_IN_PROGRESS, f"The {job} job is running")
-    return await run_now(hass, job)
+    if (job := registered_jobs(hass).get(msg["job"])) is None:
+        raise Refused(websocket_api.ERR_NOT_FOUND, f"There is no job {msg['job']}")
+    if job.running:
+        raise Refused(ERR_IN_PROGRESS, f"The {job.name} job is running")
+    return await async_run_recorded(hass, job, "person")
 
 
 @callback

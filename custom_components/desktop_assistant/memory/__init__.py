@@ -1,50 +1,66 @@
 """Long-term memory: pages, the tools that write and read them, the nightly pass.
 
 `async_setup_memory` opens it on the store (its tables are `SCHEMA`), queues
-the conversations the record says went quiet, and offers the nightly pass as
-the `run_nightly` action (administrators, automations and scripts).
+the conversations the record says went quiet, registers the nightly pass
+(`nightly/`) as a job, and offers it as the `run_nightly` action
+(administrators, automations and scripts), which answers `memory_unavailable`
+while memory is off.
 """
 
 import logging
 
+from homeassistant.components import websocket_api
 from homeassistant.config_entries import ConfigEntry
-from homeassistant.core import (
-    HomeAssistant,
-    ServiceCall,
-    ServiceResponse,
-    SupportsResponse,
-    callback,
-)
-from homeassistant.exceptions import HomeAssistantError
+from homeassistant.core import HomeAssistant, callback
 
-from ..access import async_check_may_act
-from ..const import DOMAIN, SERVICE_RUN_NIGHTLY
+from ..const import DOMAIN
+from ..jobs import RegisteredJob, async_register_job
 from ..record import async_listen_quiet
 from ..runtime import (
     DATA_MEMORY,
     DATA_NIGHTLY,
+    DATA_NIGHTLY_JOB,
     DATA_NIGHTLY_SCHEDULE,
     DATA_RECORD,
     DATA_STORE,
 )
 from ..store import StoreError
-from . import extraction, runs
+from .errors import ERROR_CODES
 from .household import Memory
-from .nightly import NightlyPass
-from .queue import async_queue_unread
-from .schedule import NightlySchedule, schedule_entry
+from .nightly import extraction, runs
+from .nightly.job import NightlyJob, async_register_run_nightly, without_quotes
+from .nightly.nightly_pass import NightlyPass
+from .nightly.queue import async_queue_unread
+from .nightly.schedule import NightlySchedule, schedule_entry
+from .pages import PAGE_KINDS
+from .profile import websocket_create_profile
 from .schema import SCHEMA
 from .websocket import async_register_commands
 
-__all__ = ["SCHEMA", "Memory", "async_schedule_nightly", "async_setup_memory"]
+__all__ = [
+    "ERROR_CODES",
+    "PAGE_KINDS",
+    "SCHEMA",
+    "Memory",
+    "async_schedule_nightly",
+    "async_setup_memory",
+]
 
 _LOGGER = logging.getLogger(__name__)
 
 STATE_QUEUE_FILLED = "queue_filled"
+# Set once the runs kept before the jobs registry kept them were handed to it.
+STATE_RUNS_HANDED_OVER = "runs_handed_to_jobs"
 
 
 async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
-    """Make memory available when the store opened, with its nightly pass."""
+    """Make memory available when the store opened, with its nightly pass.
+
+    The run_nightly action and the profile command exist even while memory
+    is off: they answer that it is.
+    """
+    async_register_run_nightly(hass)
+    websocket_api.async_register_command(hass, websocket_create_profile)
     store = hass.data[DATA_STORE]
     if not store.available:
         return None
@@ -58,9 +74,12 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     except StoreError:
         return None
     nightly = NightlyPass(hass, memory)
+    job = async_register_job(hass, NightlyJob(hass, nightly))
+    await _async_hand_over_runs(memory, job)
     hass.data[DATA_MEMORY] = memory
     hass.data[DATA_NIGHTLY] = nightly
-    hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly)
+    hass.data[DATA_NIGHTLY_JOB] = job
+    hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly, job.async_run)
     async_register_commands(hass)
 
     @callback
@@ -71,26 +90,34 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     hass.async_create_background_task(
         _async_fill_queue(hass, memory), f"{DOMAIN} extraction queue"
     )
-
-    async def run_nightly(call: ServiceCall) -> ServiceResponse:
-        # Automations and scripts (no user, or the system) run the pass.
-        await async_check_may_act(hass, call.context)
-        try:
-            return await nightly.async_run("action")
-        except StoreError as err:
-            raise HomeAssistantError(
-                translation_domain=DOMAIN,
-                translation_key="memory_unavailable",
-                translation_placeholders={"error": str(err)},
-            ) from err
-
-    hass.services.async_register(
-        DOMAIN,
-        SERVICE_RUN_NIGHTLY,
-        run_nightly,
-        supports_response=SupportsResponse.OPTIONAL,
-    )
     return memory
+
+
+async def _async_hand_over_runs(memory: Memory, job: RegisteredJob) -> None:
+    """Hand the jobs registry, once, the runs memory kept before it kept them.
+
+    A database from before the registry has the pass's runs only in memory's
+    own table; the Jobs page shows them after the upgrade. A store fault
+    leaves it for the next start.
+    """
+    try:
+        if await memory.async_read(
+            lambda connection: runs.get_state(connection, STATE_RUNS_HANDED_OVER)
+        ):
+            return
+        earlier = await memory.async_read(
+            lambda connection: runs.list_runs(connection, runs.KEEP_RUNS)
+        )
+        await job.async_adopt_runs(
+            [run | {"summary": without_quotes(run["summary"])} for run in earlier]
+        )
+        await memory.async_write(
+            lambda connection, now: runs.set_state(
+                connection, STATE_RUNS_HANDED_OVER, "1"
+            )
+        )
+    except StoreError:
+        _LOGGER.debug("The nightly runs are handed to the Jobs page at the next start")
 
 
 async def _async_enqueue(memory: Memory, conversation_id: str) -> None:

@@ -17,7 +17,7 @@ import probatio as vol
 
 from ..const import DOMAIN
 from ..record import database
-from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_RECORD
+from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_NIGHTLY_JOB, DATA_RECORD
 from ..websocket_commands import (
     ERR_UNAVAILABLE,
     AsyncAnswer,
@@ -27,9 +27,9 @@ from ..websocket_commands import (
 from . import pages
 from .detail import page_detail
 from .errors import ERROR_CODES, PageError
+from .nightly.runs import OUTCOMES, get_run, list_runs
 from .page import PAGE_KINDS, Page, get_page
 from .pages import NAME_CHARS
-from .runs import OUTCOMES, get_run, list_runs
 
 PREFIX: Final = f"{DOMAIN}/memory"
 
@@ -276,11 +276,10 @@ async def websocket_revert_run_page(
 async def websocket_run_now(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
-    """Run the nightly pass now; `in_progress` while one runs."""
-    nightly = hass.data[DATA_NIGHTLY]
-    if nightly.running:
+    """Run the nightly pass now, recorded as a job; `in_progress` while one runs."""
+    if hass.data[DATA_NIGHTLY].running:
         raise PageError("in_progress", "the nightly pass is already running")
-    return await nightly.async_run("person")
+    return await hass.data[DATA_NIGHTLY_JOB].async_run("person")
 
 
 @callback

@@ -14,6 +14,7 @@ from ..runtime import DATA_RECORD
 from ..store import Store
 from .conversation_record import InProgress, Record, TurnRecording, async_listen_quiet
 from .recall import RECALL_TOOL, RecallConversationsTool
+from .retention import async_setup_retention
 from .schema import SCHEMA
 from .services import async_register_services
 from .websocket import async_register_commands
@@ -36,6 +37,7 @@ def async_setup_record(hass: HomeAssistant, store: Store) -> Record:
     hass.data[DATA_RECORD] = record
     async_register_commands(hass)
     async_register_services(hass)
+    async_setup_retention(hass, record)
     if store.available:
         record.async_start()
     return record

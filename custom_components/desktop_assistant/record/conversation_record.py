@@ -25,7 +25,6 @@ from homeassistant.helpers.dispatcher import (
     async_dispatcher_send,
 )
 from homeassistant.helpers.event import (
-    async_track_time_change,
     async_track_time_interval,
 )
 from homeassistant.util import dt as dt_util
@@ -37,7 +36,6 @@ from ..const import (
     DEFAULT_RETENTION_DAYS,
     DOMAIN,
 )
-from ..jobs.runs import JOB_RETENTION, async_run_job
 from ..store import Store, StoreError
 from . import database
 from .models import Channel, ConversationStart, Entry, TurnWrite
@@ -48,7 +46,6 @@ _LOGGER = logging.getLogger(__name__)
 
 SIGNAL_QUIET: Final = f"{DOMAIN}_conversation_quiet"
 QUIET_CHECK: Final = timedelta(minutes=1)
-RETENTION_HOUR: Final = 4
 
 
 class InProgress(Exception):
@@ -111,20 +108,13 @@ class Record:
 
     @callback
     def async_start(self) -> None:
-        """Check for quiet conversations every minute, apply retention daily."""
+        """Check for quiet conversations every minute."""
         self._unsubscribe += [
             async_track_time_interval(
                 self.hass,
                 self._async_check_quiet,
                 QUIET_CHECK,
                 cancel_on_shutdown=True,
-            ),
-            async_track_time_change(
-                self.hass,
-                self._async_retention_job,
-                hour=RETENTION_HOUR,
-                minute=0,
-                second=0,
             ),
         ]
         self.hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, self._async_stop)
@@ -275,19 +265,6 @@ class Record:
             "Conversation record: retention deleted %s conversations", deleted
         )
         return deleted
-
-    async def _async_retention_job(self, now: datetime) -> None:
-        if self.available:
-            try:
-                await async_run_job(
-                    self.hass,
-                    JOB_RETENTION,
-                    "schedule",
-                    self.async_apply_retention,
-                    lambda deleted: {"deleted": deleted},
-                )
-            except StoreError:
-                return  # reported by the store
 
     async def _async_check_quiet(self, now: datetime | None = None) -> None:
         """Mark conversations quiet after their entry's quiet time; tell listeners."""

@@ -24,7 +24,7 @@ from ..const import (
     SERVICE_DELETE_CONVERSATIONS,
 )
 from ..runtime import DATA_RECORD
-from ..store import StoreError
+from ..store import StoreError, unavailable_error
 from .conversation_record import InProgress
 
 DELETE_CONVERSATIONS_SCHEMA = probatio.Schema(
@@ -38,15 +38,6 @@ DELETE_CONVERSATIONS_SCHEMA = probatio.Schema(
         cv.has_at_least_one_key(ATTR_OLDER_THAN_DAYS, ATTR_CONVERSATION_ID),
     )
 )
-
-
-def store_fault(err: StoreError, translation_key: str) -> ServiceValidationError:
-    """A store fault as the action's translated error, naming the fault."""
-    return ServiceValidationError(
-        translation_domain=DOMAIN,
-        translation_key=translation_key,
-        translation_placeholders={"error": str(err)},
-    )
 
 
 async def async_delete_conversations(call: ServiceCall) -> ServiceResponse:
@@ -70,7 +61,9 @@ async def async_delete_conversations(call: ServiceCall) -> ServiceResponse:
             translation_placeholders={"conversation_id": str(err)},
         ) from err
     except StoreError as err:
-        raise store_fault(err, "record_unavailable") from err
+        raise unavailable_error(
+            "record_unavailable", err, ServiceValidationError
+        ) from err
     return {"deleted": 1}
 
 

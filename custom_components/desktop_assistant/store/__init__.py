@@ -17,9 +17,11 @@ tried again every minute (`Store.async_reopen_later`); once it opens, the
 features that need it start.
 Features reach the store through `hass.data[DATA_STORE]` (runtime.py) and treat
 `StoreError` (raised by `async_run`) as "not recorded this time": the store
-has already logged a warning and raised the Repairs issue for it.
+has already logged a warning and raised the Repairs issue for it. An action
+refused by it raises `unavailable_error(...)`, its translated error.
 """
 
+from .actions import unavailable_error
 from .faults import (
     StoreCorrupt,
     StoreError,
@@ -44,4 +46,5 @@ __all__ = [
     "async_setup_store",
     "in_order",
     "transaction",
+    "unavailable_error",
 ]

@@ -21,17 +21,21 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 from homeassistant.util import dt as dt_util
 
-from ..clock import monotonic_seconds
-from ..const import DOMAIN, PANEL_URL_PATH, SUBENTRY_AI_TASK
-from ..record import database
-from ..runtime import DATA_RECORD
-from ..server.activity import async_get_activity
-from ..server.background import async_server_for_background
-from ..server.client import LlamaServerClient
-from ..server.generate import GenerationError, Generator
-from ..server.reported import server_props
-from ..store import StoreError
-from ..text import fold_name
+from ...clock import monotonic_seconds
+from ...const import DOMAIN, PANEL_URL_PATH, SUBENTRY_AI_TASK
+from ...record import database
+from ...runtime import DATA_RECORD
+from ...server.activity import async_get_activity
+from ...server.background import async_server_for_background
+from ...server.client import LlamaServerClient
+from ...server.generate import GenerationError, Generator
+from ...server.reported import server_props
+from ...store import StoreError
+from ..errors import PageError
+from ..household import Memory
+from ..page import find_page, page_names
+from ..pages import remember
+from ..revisions import latest_revision
 from . import extraction, runs
 from .consolidation import (
     PLAN_CHARS,
@@ -40,10 +44,6 @@ from .consolidation import (
     pages_to_consolidate,
     shown_pages,
 )
-from .errors import PageError
-from .household import Memory
-from .page import find_page, page_names
-from .pages import remember
 from .plan import PLAN_SCHEMA, MemoryState, Plan, check_plan, parse_plan, refusal_text
 from .prompts import (
     EXTRACT_CHARS,
@@ -54,7 +54,6 @@ from .prompts import (
     plan_messages,
 )
 from .queue import async_queue_unread
-from .revisions import latest_revision
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -123,7 +122,11 @@ class NightlyPass:
             run_id = await self.memory.async_write(
                 lambda connection, now: runs.record_skipped(connection, trigger, now)
             )
-            return {"run_id": run_id, "outcome": "skipped"}
+            return {
+                "run_id": run_id,
+                "outcome": "skipped",
+                "summary": dict(runs.SKIPPED_SUMMARY),
+            }
         async with self._lock:
             return await self._async_run_locked(trigger)
 
@@ -364,7 +367,7 @@ class NightlyPass:
             )
             run.answered = True
             for note in generation.data["notes"]:
-                if _is_device_name(note["page"], transcript.device_name):
+                if extraction.is_device_name(note["page"], transcript.device_name):
                     _LOGGER.debug("Skipping a note about the device name")
                     continue
                 await self._async_note(note, day, transcript, run)
@@ -487,13 +490,3 @@ def _count_applied(summary: RunSummary, plan: Plan, attempt: int) -> None:
     summary.dropped = sum(
         len(action.dropped) for action in (*plan.rewrites, *plan.merges)
     )
-
-
-def _is_device_name(page: str, device_name: str | None) -> bool:
-    """Whether a note's page is the device the person spoke to."""
-    if not device_name:
-        return False
-    return fold_name(page) in {
-        fold_name(device_name),
-        fold_name(device_name.split()[0]),
-    }

@@ -4,10 +4,10 @@ from typing import Final
 
 import probatio as vol
 
-from ..const import CHARS_PER_TOKEN
-from .page import PAGE_KINDS
+from ...const import CHARS_PER_TOKEN
+from ..page import PAGE_KINDS
+from ..text import leading_fit
 from .plan import PageState
-from .text import leading_fit
 
 # Names of other pages listed for the model, so it can link and avoid clashes.
 MAX_PLAN_NAMES: Final = 200

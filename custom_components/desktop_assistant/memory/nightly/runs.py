@@ -2,8 +2,10 @@
 
 Every change a run makes is written with the change itself, so a run that
 stops midway (a kill, a fault) still has its record and the panel can
-revert it. Functions of a connection, run on the store's thread; no Home
-Assistant import.
+revert it. The Jobs page reads each run's summary from the jobs registry's
+`job_runs` instead; memory's own rows of runs from before the registry
+are handed to it once (`list_runs`). Functions of a connection, run on the
+store's thread; no Home Assistant import.
 """
 
 from dataclasses import dataclass, field
@@ -11,9 +13,9 @@ import json
 import sqlite3
 from typing import Any, Final, NamedTuple
 
-from .errors import PageError
-from .page import get_page
-from .pages import delete_page, edit_page, restore_page
+from ..errors import PageError
+from ..page import get_page
+from ..pages import delete_page, edit_page, restore_page
 
 KEEP_RUNS: Final = 50
 RUNNING: Final = "running"
@@ -22,6 +24,7 @@ INTERRUPTED: Final = "failed: interrupted"
 # What a run's outcome is: `ok`, `skipped`, `no_server`, `cancelled` or
 # `failed: <reason>` (the panel reads them from memory/describe).
 OUTCOMES: Final = ("running", "ok", "skipped", "no_server", "cancelled", "failed")
+SKIPPED_SUMMARY: Final = {"reason": "another run was in progress"}
 
 
 @dataclass(slots=True)
@@ -206,7 +209,7 @@ def record_skipped(connection: sqlite3.Connection, trigger: str, now: float) -> 
         run,
         duration=0.0,
         outcome="skipped",
-        summary={"reason": "another run was in progress"},
+        summary=SKIPPED_SUMMARY,
         detail={},
     )
     return run

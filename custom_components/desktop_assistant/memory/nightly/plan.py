@@ -11,9 +11,9 @@ from typing import Any
 
 import probatio as vol
 
-from ..text import fold_name
-from .page import PAGE_KINDS
-from .text import content_lines, line_key, sentence_keys, tokens
+from ...text import fold_name
+from ..page import PAGE_KINDS
+from ..text import content_lines, line_key, sentence_keys, tokens
 
 # The plan as the model writes it: `response_format` constrains it to this.
 DROPPED_SCHEMA = vol.Schema({vol.Required("line"): str, vol.Required("reason"): str})

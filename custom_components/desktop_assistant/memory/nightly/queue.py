@@ -3,9 +3,9 @@
 from datetime import datetime
 from typing import Final
 
-from ..record import Record, database
+from ...record import Record, database
+from ..household import Memory
 from . import extraction
-from .household import Memory
 
 # Conversations read per query.
 QUEUE_PAGE: Final = 500

@@ -15,25 +15,24 @@ import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory import (
-    Memory,
+from custom_components.desktop_assistant.memory import Memory, pages
+from custom_components.desktop_assistant.memory.errors import PageError
+from custom_components.desktop_assistant.memory.nightly import (
     extraction as extraction_queue,
-    pages,
     runs,
 )
-from custom_components.desktop_assistant.memory.consolidation import (
+from custom_components.desktop_assistant.memory.nightly.consolidation import (
     PLAN_CHARS,
     shown_pages,
 )
-from custom_components.desktop_assistant.memory.errors import PageError
-from custom_components.desktop_assistant.memory.page import Page, find_page, get_page
-from custom_components.desktop_assistant.memory.prompts import plan_messages
-from custom_components.desktop_assistant.memory.revisions import (
-    revisions as page_revisions,
-)
-from custom_components.desktop_assistant.memory.schedule import (
+from custom_components.desktop_assistant.memory.nightly.prompts import plan_messages
+from custom_components.desktop_assistant.memory.nightly.schedule import (
     CATCH_UP_DELAY,
     schedule_entry,
+)
+from custom_components.desktop_assistant.memory.page import Page, find_page, get_page
+from custom_components.desktop_assistant.memory.revisions import (
+    revisions as page_revisions,
 )
 from custom_components.desktop_assistant.runtime import (
     DATA_MEMORY,

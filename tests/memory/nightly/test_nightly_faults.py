@@ -15,10 +15,11 @@ from homeassistant.helpers import issue_registry as ir
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory import Memory, runs
-from custom_components.desktop_assistant.memory.consolidation import PLAN_CHARS
+from custom_components.desktop_assistant.memory import Memory
+from custom_components.desktop_assistant.memory.nightly import runs
+from custom_components.desktop_assistant.memory.nightly.consolidation import PLAN_CHARS
+from custom_components.desktop_assistant.memory.nightly.prompts import PART_NOTE
 from custom_components.desktop_assistant.memory.page import find_page, profile_page
-from custom_components.desktop_assistant.memory.prompts import PART_NOTE
 from custom_components.desktop_assistant.runtime import (
     DATA_MEMORY,
     DATA_NIGHTLY,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from custom_components.desktop_assistant.memory.plan import (
+from custom_components.desktop_assistant.memory.nightly.plan import (
     PLAN_SCHEMA,
     Create,
     Dropped,

@@ -11,10 +11,10 @@ from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers.event import async_call_later, async_track_time_change
 from homeassistant.util import dt as dt_util
 
-from ..const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_ENTRY_OPTIONS, DOMAIN
-from ..store import StoreError
+from ...const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_ENTRY_OPTIONS, DOMAIN
+from ...store import StoreError
 from . import runs
-from .nightly import NightlyPass
+from .nightly_pass import NightlyPass
 
 CATCH_UP_DELAY: Final = 120.0
 STATE_FIRST_SEEN = "first_seen"
@@ -25,10 +25,17 @@ _LOGGER = logging.getLogger(__name__)
 class NightlySchedule:
     """The timers of the nightly pass, set by a loaded entry's options."""
 
-    def __init__(self, hass: HomeAssistant, nightly: NightlyPass) -> None:
-        """Prepare; `async_schedule` starts the timers."""
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        nightly: NightlyPass,
+        run: Callable[[str], Awaitable[object]],
+    ) -> None:
+        """Prepare; `async_schedule` starts the timers, which start `run`."""
         self.hass = hass
         self.nightly = nightly
+        # The pass as a recorded run of the jobs registry.
+        self._run = run
         self._unsubscribe: list[CALLBACK_TYPE] = []
         # Counts `async_stop` calls, so a check that outlives its timers adds none.
         self._generation = 0
@@ -68,7 +75,7 @@ class NightlySchedule:
     async def _async_run(self, trigger: str) -> None:
         """Run the pass; a store that cannot take its run row reports itself."""
         try:
-            await self.nightly.async_run(trigger)
+            await self._run(trigger)
         except StoreError as err:
             _LOGGER.info("The nightly pass (%s) did not start: %s", trigger, err)
 

@@ -9,10 +9,10 @@ a connection, run on the store's thread; no Home Assistant import.
 import sqlite3
 from typing import Final
 
-from ..text import fold_name
-from .errors import PageError
-from .page import Page, get_page, list_pages, profile_page
-from .pages import create_page, delete_page, edit_page
+from ...text import fold_name
+from ..errors import PageError
+from ..page import Page, get_page, list_pages, profile_page
+from ..pages import create_page, delete_page, edit_page
 from .plan import Create, MemoryState, Merge, PageState, Plan, Rewrite
 from .runs import PageChange, record_change
 

@@ -13,6 +13,8 @@ import json
 import sqlite3
 from typing import Any, Final
 
+from ...text import fold_name
+
 # A conversation whose new user text is shorter than this is skipped.
 TRIVIAL_USER_CHARS: Final = 20
 # A conversation that failed this many times is given up (marked read).
@@ -164,3 +166,13 @@ def count_failure(connection: sqlite3.Connection, conversation_id: str) -> None:
         "UPDATE extraction_queue SET failures = failures + 1 WHERE conversation_id = ?",
         (conversation_id,),
     )
+
+
+def is_device_name(page: str, device_name: str | None) -> bool:
+    """Whether a note's page is the device the person spoke to."""
+    if not device_name:
+        return False
+    return fold_name(page) in {
+        fold_name(device_name),
+        fold_name(device_name.split()[0]),
+    }
