@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Final
 
 from homeassistant.components import panel_custom
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 
 from ..runtime import DATA_CHAT
@@ -30,7 +31,8 @@ FRONTEND: Final = Path(__file__).parent.parent / "frontend"
 
 async def async_setup_chat(hass: HomeAssistant, store: Store) -> None:
     """Run chat turns and offer their commands; add Chat to every sidebar."""
-    hass.data[DATA_CHAT] = ChatTurns(hass, store)
+    turns = hass.data[DATA_CHAT] = ChatTurns(hass, store)
+    hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, turns.async_stop_all)
     async_register_commands(hass)
     if "frontend" not in hass.config.components:
         return

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from homeassistant.components import conversation
-from homeassistant.core import Context, HomeAssistant, callback
+from homeassistant.core import Context, Event, HomeAssistant, callback
 from homeassistant.helpers import chat_session
 from homeassistant.helpers.json import json_dumps
 from homeassistant.util import dt as dt_util
@@ -77,6 +77,13 @@ class ChatTurns:
         self.store = store
         self.running: dict[str, RunningTurn] = {}
         self.listeners: dict[str, set[Listener]] = {}
+
+    @callback
+    def async_stop_all(self, _event: Event | None = None) -> None:
+        """Stop every running turn: Home Assistant is stopping, and records them."""
+        for turn in self.running.values():
+            if turn.task is not None:
+                turn.task.cancel()
 
     def in_progress(self, thread_id: str) -> bool:
         """Whether a turn of the thread is running."""
