@@ -244,7 +244,7 @@ def test_chat_fits_a_phone(
 
 
 def test_members_see_chat_in_the_sidebar_but_not_the_panel(
-    home_assistant: HomeAssistantProcess, member_tokens: Tokens
+    home_assistant: HomeAssistantProcess, integration: str, member_tokens: Tokens
 ) -> None:
     panels: dict[str, Any] = websocket(home_assistant, member_tokens, type="get_panels")
     assert panels["desktop-assistant-chat"]["require_admin"] is False
