@@ -271,3 +271,36 @@ async def test_a_member_reaches_only_their_own_threads(
     # ...but not continue it as her.
     reply = await command(admin, "send", thread_id=annas, text="Hello")
     assert reply["error"]["code"] == "not_found"
+
+
+async def test_a_fault_after_streamed_text_is_an_interrupted_answer(
+    hass: HomeAssistant, agent: Agent, hass_ws_client: Any
+) -> None:
+    agent.server.script += [
+        Reply(
+            events=[
+                sse(chunk({"role": "assistant", "content": None})),
+                sse(chunk({"content": "Half an"})),
+            ],
+            cut=True,
+        ),
+        text_reply("Whole answer."),
+    ]
+    client = await hass_ws_client(hass)
+    thread_id = await start_thread(client, agent, "Tell me everything")
+    await subscribe(client, thread_id)
+    events = await events_until_end(client)
+    assert events[-1]["type"] == "end"
+    await hass.async_block_till_done()
+    thread = (await command(client, "get", thread_id=thread_id))["result"]
+    assert [(e["kind"], e.get("interrupted")) for e in thread["entries"]] == [
+        ("user", None),
+        ("assistant", True),
+        ("fault", None),
+    ]
+    assert thread["entries"][1]["text"] == "Half an"
+    # The next message works (sent from another page: this one hears events).
+    sender = await hass_ws_client(hass)
+    reply = await command(sender, "send", thread_id=thread_id, text="Again?")
+    assert reply["success"], reply
+    assert (await events_until_end(client))[-1]["speech"] == "Whole answer."
