@@ -11,6 +11,7 @@ thread, its history is rebuilt from the record first.
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+import logging
 from typing import Any, Final
 
 from homeassistant.components import conversation
@@ -24,6 +25,8 @@ from ..runtime import DATA_RECORD
 from ..store import Store, StoreError
 from . import database
 from .history import rebuilt_history
+
+_LOGGER = logging.getLogger(__name__)
 
 # A page that subscribes mid-turn gets what it missed; a turn's events are
 # kept up to this many (a long answer streams a few thousand).
@@ -153,10 +156,16 @@ class ChatTurns:
         except asyncio.CancelledError:
             end["stopped"] = True
             raise
+        except ValueError:
+            # Home Assistant has no such agent: removed since the check.
+            _LOGGER.warning("Chat thread %s: its agent is gone", thread_id)
+            end["error"] = "unknown_agent"
         finally:
-            await self._async_touch(thread_id)
-            del self.running[thread_id]
-            self._async_emit(thread_id, turn, end)
+            try:
+                await self._async_touch(thread_id)
+            finally:
+                del self.running[thread_id]
+                self._async_emit(thread_id, turn, end)
 
     async def _async_history(self, thread: dict[str, Any]) -> list[Any]:
         """The thread's earlier turns, rebuilt from the record."""

@@ -87,7 +87,7 @@ export class ChatThread {
 
   render(entries) {
     fill(this.entries, entries.map((entry) => this.entry(entry)));
-    this.stop.hidden = !this.thread.in_progress;
+    this.stop.hidden = !this.thread.in_progress || !this.thread.own;
   }
 
   entry(entry) {
@@ -130,7 +130,7 @@ export class ChatThread {
   hear(event) {
     if (event.type === "start") {
       this.live = { answer: null, text: "", thinking: null, calls: {} };
-      this.stop.hidden = false;
+      this.stop.hidden = !this.thread.own;
       this.entries.append(h("div", { class: "entry user", "data-entry": "user" }, event.text));
     } else if (event.type === "end") {
       this.stop.hidden = true;
