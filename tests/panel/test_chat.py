@@ -41,7 +41,9 @@ return [main.scrollWidth, document.documentElement.scrollWidth, innerWidth];
 """
 
 
-@pytest.fixture(scope="module")
+# Autouse: set up with the module's first test, while its sockets are open
+# (a module fixture first asked for by a later test finds them blocked).
+@pytest.fixture(scope="module", autouse=True)
 def lookup_tool(
     home_assistant: HomeAssistantProcess, integration: str, admin_tokens: Tokens
 ) -> None:
@@ -250,3 +252,41 @@ def test_members_see_chat_in_the_sidebar_but_not_the_panel(
     assert panels["desktop-assistant-chat"]["require_admin"] is False
     # The Assistant panel is not among a member's panels.
     assert "desktop-assistant" not in panels
+
+
+def test_an_admin_opens_a_members_thread_from_conversations(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    member_tokens: Tokens,
+    llama_stand_in: LlamaServerStandIn,
+    lookup_tool: None,
+    browser: webdriver.Chrome,
+) -> None:
+    llama_stand_in.script[:] = [text_reply("Soup tonight.")]
+    answer = websocket(
+        home_assistant,
+        member_tokens,
+        type="desktop_assistant/chat/send",
+        agent_id=websocket(
+            home_assistant, member_tokens, type="desktop_assistant/chat/agents"
+        )["agents"][0]["agent_id"],
+        text="Dinner plans?",
+    )
+    thread_id = answer["thread_id"]
+    page = open_page(
+        browser,
+        home_assistant,
+        admin_tokens,
+        f"/desktop-assistant/conversations/{thread_id}",
+    )
+    page.wait_for(
+        lambda: "Soup tonight." in page.text("[data-detail=conversation]"),
+        what="the transcript",
+    )
+    page.click("[data-action=open-in-chat]")
+    page.wait_for(
+        lambda: "Soup tonight." in page.text("[data-entries]"), what="the thread"
+    )
+    assert browser.current_url.endswith(f"{CHAT}/{thread_id}")
+    # Read, not continued: no box to type in.
+    assert page.find_all("[data-field=message]") == []
