@@ -6,14 +6,14 @@ administrators; docs/panel.md says why Chat is apart). A thread is a
 conversation of the record with an owner (`chat_threads`, `SCHEMA`).
 """
 
-import hashlib
-from pathlib import Path
 from typing import Final
 
 from homeassistant.components import panel_custom
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 
+# Chat's modules are the panel's, served from its static path.
+from ..panel import STATIC_URL, _modules_digest
 from ..runtime import DATA_CHAT
 from ..store import Store
 from .schema import SCHEMA
@@ -24,9 +24,6 @@ __all__ = ["CHAT_URL_PATH", "SCHEMA", "async_setup_chat"]
 
 CHAT_URL_PATH: Final = "desktop-assistant-chat"
 CHAT_ELEMENT: Final = "desktop-assistant-chat"
-# The panel's modules, served by the Assistant panel's static path.
-STATIC_URL: Final = "/desktop_assistant_static"
-FRONTEND: Final = Path(__file__).parent.parent / "frontend"
 
 
 async def async_setup_chat(hass: HomeAssistant, store: Store) -> None:
@@ -47,10 +44,3 @@ async def async_setup_chat(hass: HomeAssistant, store: Store) -> None:
         sidebar_icon="mdi:chat-processing",
         require_admin=False,
     )
-
-
-def _modules_digest() -> str:
-    digest = hashlib.sha256()
-    for module in sorted(FRONTEND.glob("*.js")):
-        digest.update(module.read_bytes())
-    return digest.hexdigest()[:12]
