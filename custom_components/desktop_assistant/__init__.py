@@ -9,6 +9,7 @@ from homeassistant.helpers.llm import async_register_api
 from homeassistant.helpers.typing import ConfigType
 
 from .agent.confirmation import Confirmations
+from .chat import SCHEMA as CHAT_SCHEMA, async_setup_chat
 from .const import (
     CONF_CONNECT_TIMEOUT,
     CONF_WAKE_ADDRESS,
@@ -43,7 +44,7 @@ from .tool_files import SCHEMA as TOOL_FILES_SCHEMA, async_setup_tool_files
 
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 # Every feature's tables; the store runs their migrations in version order.
-SCHEMAS = (RECORD_SCHEMA, MEMORY_SCHEMA, TOOL_FILES_SCHEMA, JOBS_SCHEMA)
+SCHEMAS = (RECORD_SCHEMA, MEMORY_SCHEMA, TOOL_FILES_SCHEMA, JOBS_SCHEMA, CHAT_SCHEMA)
 PLATFORMS: list[Platform] = [
     Platform.AI_TASK,
     Platform.BINARY_SENSOR,
@@ -77,6 +78,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
     async_setup_servers(hass)
     async_register_api(hass, ToolFilesAPI(hass))
     await async_register_panel(hass)
+    await async_setup_chat(hass, store)
     return True
 
 

@@ -56,7 +56,7 @@ async def async_register_panel(hass: HomeAssistant) -> None:
         [StaticPathConfig(STATIC_URL, str(FRONTEND), cache_headers=False)]
     )
     # The modules' hash in the URL: a browser never runs an old panel after an update.
-    digest = await hass.async_add_executor_job(_modules_digest)
+    digest = await hass.async_add_executor_job(modules_digest)
     await panel_custom.async_register_panel(
         hass,
         frontend_url_path=PANEL_URL_PATH,
@@ -68,7 +68,8 @@ async def async_register_panel(hass: HomeAssistant) -> None:
     )
 
 
-def _modules_digest() -> str:
+def modules_digest() -> str:
+    """A short hash of the served modules, for their URLs."""
     digest = hashlib.sha256()
     for module in sorted(FRONTEND.glob("*.js")):
         digest.update(module.read_bytes())

@@ -16,6 +16,7 @@ from .const import DOMAIN
 
 if TYPE_CHECKING:
     from .agent.confirmation import Confirmations
+    from .chat.turns import ChatTurns
     from .jobs import Job, RegisteredJob
     from .memory.household import Memory
     from .memory.nightly.nightly_pass import NightlyPass
@@ -50,6 +51,8 @@ DATA_TOOLS: HassKey[ToolRegistry] = HassKey(f"{DOMAIN}_tools")
 DATA_STORE: HassKey[Store] = HassKey(f"{DOMAIN}_store")
 # The conversation record.
 DATA_RECORD: HassKey[Record] = HassKey(f"{DOMAIN}_record")
+# Chat's running turns and who listens to them.
+DATA_CHAT: HassKey[ChatTurns] = HassKey(f"{DOMAIN}_chat")
 # Long-term memory, when its store opened.
 DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
 # Memory's nightly pass, and the timers that run it, when memory is available.

@@ -48,7 +48,22 @@ def admin_command(
     the event loop, so it only reads what is in memory and never refuses.
     `coded` are the feature's error types that carry their own `code`.
     """
+    return _commands(schema, coded, admin_only=True)
 
+
+def user_command(
+    schema: dict[Any, Any], *, coded: tuple[type[Exception], ...] = ()
+) -> Callable[[AsyncAnswer | InstantAnswer], websocket_api.WebSocketCommandHandler]:
+    """An answer as a command of any signed-in user, as `admin_command` otherwise.
+
+    The answer itself decides what the user (`connection.user`) may see.
+    """
+    return _commands(schema, coded, admin_only=False)
+
+
+def _commands(
+    schema: dict[Any, Any], coded: tuple[type[Exception], ...], *, admin_only: bool
+) -> Callable[[AsyncAnswer | InstantAnswer], websocket_api.WebSocketCommandHandler]:
     def register(
         answer: AsyncAnswer | InstantAnswer,
     ) -> websocket_api.WebSocketCommandHandler:
@@ -56,9 +71,9 @@ def admin_command(
             handler = websocket_api.async_response(_sending(answer, coded))
         else:
             handler = callback(_sending_at_once(answer))
-        return websocket_api.websocket_command(schema)(
-            websocket_api.require_admin(handler)
-        )
+        if admin_only:
+            handler = websocket_api.require_admin(handler)
+        return websocket_api.websocket_command(schema)(handler)
 
     return register
 

@@ -268,8 +268,9 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
     assert await async_setup_component(hass, DOMAIN, {})
     assert hass.data[DATA_STORE].available
     assert issue_ids(hass) == set()
-    # Versions 1 and 2 are not run again; 3 to 6 are added: memory's
-    # extraction queue, the server and model of each reply, tool and job runs.
+    # Versions 1 and 2 are not run again; 3 to 7 are added: memory's
+    # extraction queue, the server and model of each reply, tool and job
+    # runs, chat threads.
     assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
         (LATEST,)
     ]
@@ -286,6 +287,9 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
         "tool_runs_by_tool",
         "job_runs",
         "job_runs_by_job",
+        "chat_threads",
+        "chat_threads_by_user",
+        "sqlite_autoindex_chat_threads_1",
     }
     assert await hass.async_add_executor_job(
         read, path, "SELECT conversation_id, last_entry FROM extracted_conversations"

@@ -62,9 +62,9 @@ def build_messages(
 ) -> list[dict[str, Any]]:
     """Return the chat messages for the current request.
 
-    Earlier turns contribute only the person's text and the final reply, at
-    most `max_history` messages, starting with a user message; the current
-    turn is sent whole, tool calls and results included. The clock line, if
+    Earlier turns contribute their questions, replies, tool calls and
+    results, at most `max_history` messages, starting with a user message;
+    the current turn is sent whole. The clock line, if
     any, is moved from the system prompt to the current question, so the
     prefix stays cacheable.
     """
@@ -81,7 +81,8 @@ def build_messages(
     history = (
         earlier_exchanges(content[1:turn_start])[-max_history:] if max_history else []
     )
-    if history and history[0]["role"] != "user":
+    # The window starts at a question, never inside an exchange.
+    while history and history[0]["role"] != "user":
         history = history[1:]
     current = [message_of(item) for item in content[turn_start:]]
     if clock:
@@ -90,26 +91,26 @@ def build_messages(
 
 
 def earlier_exchanges(content: Iterable[conversation.Content]) -> list[dict[str, Any]]:
-    """Return each earlier question with its final reply; unanswered ones drop."""
-    exchanges: list[list[str]] = []
+    """Return each earlier question with what answered it; unanswered ones drop.
+
+    An exchange keeps its tool calls and their results, so the model knows
+    what it looked up and did; it counts as answered once it has a reply.
+    """
+    exchanges: list[tuple[list[dict[str, Any]], bool]] = []
     for item in content:
         if isinstance(item, conversation.UserContent):
-            exchanges.append([item.content])
-        elif (
-            isinstance(item, conversation.AssistantContent)
-            and item.content
-            and exchanges
+            exchanges.append(([message_of(item)], False))
+        elif exchanges and isinstance(
+            item, (conversation.AssistantContent, conversation.ToolResultContent)
         ):
-            # The last text of a turn is its final reply.
-            exchanges[-1][1:] = [item.content]
+            messages, answered = exchanges[-1]
+            messages.append(message_of(item))
+            replied = isinstance(item, conversation.AssistantContent) and bool(
+                item.content
+            )
+            exchanges[-1] = (messages, answered or replied)
     return [
-        message
-        for exchange in exchanges
-        if len(exchange) == 2
-        for message in (
-            {"role": "user", "content": exchange[0]},
-            {"role": "assistant", "content": exchange[1]},
-        )
+        message for messages, answered in exchanges if answered for message in messages
     ]
 
 

@@ -33,6 +33,13 @@ function languageCode(language) {
   return LANGUAGES.includes(code) ? code : "en";
 }
 
+// The text of the language (a profile's `hass.language`), English where it lacks a key.
+export async function loadStrings(language) {
+  const code = languageCode(language);
+  const [english, spoken] = await Promise.all([translations("en"), code === "en" ? {} : translations(code)]);
+  return { ...english, ...spoken };
+}
+
 export class Api {
   constructor() {
     this.strings = {};
@@ -46,13 +53,11 @@ export class Api {
     this.hass = hass;
     if (this.language === hass.language) return false;
     this.language = hass.language;
-    const code = languageCode(hass.language);
-    const [english, spoken, described] = await Promise.all([
-      translations("en"),
-      code === "en" ? {} : translations(code),
+    const [strings, described] = await Promise.all([
+      loadStrings(hass.language),
       hass.callWS({ type: `${DOMAIN}/panel/describe` }),
     ]);
-    this.strings = { ...english, ...spoken };
+    this.strings = strings;
     this.pageKinds = described.page_kinds;
     this.errorCodes = new Set(described.error_codes);
     return true;

@@ -5,6 +5,13 @@ import { confirmDialog, fill, h } from "./dom.js";
 import { Split, View, chips } from "./layout.js";
 
 const PAGE_SIZE = 25;
+// Chat's own sidebar page (chat.js); a typed conversation opens there.
+const CHAT_PATH = "/desktop-assistant-chat";
+
+function openInChat(conversationId) {
+  history.pushState(null, "", `${CHAT_PATH}/${encodeURIComponent(conversationId)}`);
+  window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace: false } }));
+}
 
 export class ConversationsView extends View {
   constructor(panel) {
@@ -136,6 +143,9 @@ export class ConversationsView extends View {
         "div",
         { class: "toolbar" },
         h("strong", { style: "flex: 1" }, formatTime(conversation.started_at, this.panel.language)),
+        conversation.channel === "text"
+          ? h("button", { class: "action", "data-action": "open-in-chat", onclick: () => openInChat(conversation.conversation_id) }, this.panel.t("conversations.open_in_chat"))
+          : null,
         h("button", { class: "action danger", "data-action": "delete", onclick: () => this.remove(conversation) }, this.panel.t("common.delete")),
       ),
       this.meta(conversation),

@@ -112,4 +112,10 @@ table.runs th { color: var(--secondary-text-color); font-weight: 500; white-spac
 dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 12px; margin: 8px 0; }
 dl.facts dt { color: var(--secondary-text-color); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+/* Chat: reasoning is dimmed; answers are markdown, not pre-formatted text. */
+.entry.thinking { opacity: 0.55; font-style: italic; font-size: 13px; }
+.entry.chat-answer { white-space: normal; }
+.entry.chat-answer .markdown p { margin: 4px 0; }
+details.entry summary { cursor: pointer; }
+.composer textarea.message { min-height: 0; font-family: inherit; resize: vertical; }
 `;

@@ -294,6 +294,27 @@ def get_conversation(
     return conversation_summary(row) | {"entries": entries}
 
 
+def conversations_matching(
+    connection: sqlite3.Connection, match: str, conversation_ids: Sequence[str]
+) -> set[str]:
+    """Which of the conversations have every word of `match` (an index expression)."""
+    found: set[str] = set()
+    # In batches: SQLite bounds the number of parameters of a statement.
+    for start in range(0, len(conversation_ids), 500):
+        batch = conversation_ids[start : start + 500]
+        found.update(
+            row[0]
+            for row in connection.execute(
+                "SELECT c.conversation_id FROM conversation_search s"
+                " CROSS JOIN conversations c ON c.activity = s.rowid"
+                " WHERE conversation_search MATCH ?"
+                f" AND c.conversation_id IN ({','.join('?' * len(batch))})",
+                (match, *batch),
+            )
+        )
+    return found
+
+
 def entry_dict(row: Sequence[Any]) -> dict[str, Any]:
     """An entry as the websocket API gives it; absent fields are left out."""
     entry: dict[str, Any] = {"entry_id": row[0], "at": iso(row[1]), "kind": row[2]}
