@@ -20,6 +20,7 @@ Then benchmarks/voice_options.py: whisper-server's options for short
 commands and SmolLM2's prompt speed, cold and from the prompt cache.
 """
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 import os
@@ -73,6 +74,8 @@ KOKORO_LINE = re.compile(r"first audio after (\d+) ms")
 # least MIN_CLAUSE characters before it (as voice_pipeline.first_spoken finds it).
 CLAUSE_END = re.compile(r"[,;:.!?](\s|$)")
 GOAL = 2.0
+# Tenths of a second to wait for an engine's log line.
+LOG_WAITS = 100
 
 
 @dataclass
@@ -92,12 +95,20 @@ class Sample:
     streamed: bool  # Home Assistant streamed the reply into Kokoro
 
 
-def last_match(log: Path, pattern: re.Pattern[str]) -> float:
-    """The number in the last line of `log` that `pattern` matches, in seconds."""
-    found = pattern.findall(log.read_text(errors="replace"))
-    if not found:
-        raise SystemExit(f"no {pattern.pattern!r} in {log}")
-    return int(found[-1]) / 1000
+async def reported(log: Path, pattern: re.Pattern[str], question: int) -> float:
+    """The number that `log` gave for the `question`th question, in seconds.
+
+    Each engine logs once per question, after it answered: a line may still
+    be on its way when the satellite has the audio, so wait for it.
+    """
+    for _ in range(LOG_WAITS):
+        found = pattern.findall(
+            await asyncio.to_thread(log.read_text, errors="replace")
+        )
+        if len(found) >= question:
+            return int(found[question - 1]) / 1000
+        await asyncio.sleep(0.1)
+    raise SystemExit(f"{log} has no {pattern.pattern!r} for question {question}")
 
 
 def llama_timings() -> dict[str, Any]:
@@ -134,8 +145,10 @@ def text_times(run: Run) -> tuple[float, float, str]:
     return first_token, clause_at, written
 
 
-async def measure(satellite: Satellite, wav: bytes, logs: Path) -> Sample:
-    """One question through the pipeline."""
+async def measure(
+    satellite: Satellite, wav: bytes, logs: Path, question: int
+) -> Sample:
+    """The `question`th question through the pipeline."""
     run = await satellite.ask(wav)
     if "error" in run.types or run.first_audio_at is None:
         errors = run.of_type(PipelineEventType.ERROR)
@@ -148,9 +161,9 @@ async def measure(satellite: Satellite, wav: bytes, logs: Path) -> Sample:
         first_token=first_token - end,
         first_clause=first_clause - end,
         first_audio=run.first_audio_at - end,
-        whisper=last_match(logs / "whisper.log", RELAY_LINE),
+        whisper=await reported(logs / "whisper.log", RELAY_LINE, question),
         timings=llama_timings(),
-        kokoro=last_match(logs / "kokoro.log", KOKORO_LINE),
+        kokoro=await reported(logs / "kokoro.log", KOKORO_LINE, question),
         heard=run.one(PipelineEventType.STT_END)["stt_output"]["text"],
         answer=answer,
         streamed=any(delta.get("tts_start_streaming") for _, delta in run.deltas),
@@ -199,10 +212,10 @@ async def run_questions(
     ):
         agent_id = await add_smollm2_agent(hass, llama)
         satellite = await assemble(hass, agent_id, session, stt, tts)
-        await measure(satellite, wavs[-1], folder)
+        await measure(satellite, wavs[-1], folder, 1)
         before = uptime()
         samples = [
-            await measure(satellite, wavs[run % (len(wavs) - 1)], folder)
+            await measure(satellite, wavs[run % (len(wavs) - 1)], folder, run + 2)
             for run in range(runs)
         ]
         print_table(samples, (before, uptime()))
