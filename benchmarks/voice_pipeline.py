@@ -35,7 +35,11 @@ least one) and one warm-up. The short reply is the same text every run:
 after the warm-up Home Assistant's TTS cache answers it, so its last step
 measures the cache, not Kokoro.
 
-Run: scripts/bench voice_pipeline [--runs 50] [--skip-real]
+With `--real`, every engine is real instead (benchmarks/voice_real.py):
+scripts/develop's household, with each stage's share, then the engines'
+options (benchmarks/voice_options.py); 3 runs unless --runs says otherwise.
+
+Run: scripts/bench voice_pipeline [--runs 50] [--skip-real] | --real [--runs 3]
 """
 
 import asyncio
@@ -88,6 +92,9 @@ from wyoming_services.kokoro.handler import MIN_CLAUSE
 REPO = Path(__file__).parents[1]
 VOICE = "en"
 WARM_UP = 3
+STAND_IN_RUNS = 50
+# About 5 minutes on 2 cores with every engine real (engines, options tables).
+REAL_RUNS = 3
 KOKORO_TIMINGS = 30
 # Token by token, as llama-server streams; the first sentence is 64 characters.
 LONG_REPLY = (
@@ -387,11 +394,28 @@ async def assemble(
 
 
 if __name__ == "__main__":
-    parser = command_line(__doc__, runs=50)
+    parser = command_line(__doc__, runs=STAND_IN_RUNS)
+    parser.set_defaults(runs=None)
     parser.add_argument("--whisper-ms", type=float, default=100)
     parser.add_argument("--llama-ms", type=float, default=200)
     parser.add_argument("--skip-real", action="store_true", help="tiny model only")
-    args = parser.parse_args()
-    asyncio.run(
-        main(args.runs, args.whisper_ms / 1000, args.llama_ms / 1000, args.skip_real)
+    parser.add_argument(
+        "--real",
+        action="store_true",
+        help=f"every engine real: scripts/setup's household ({REAL_RUNS} runs)",
     )
+    args = parser.parse_args()
+    if args.real:
+        # Imported here: voice_real imports this module.
+        from benchmarks import voice_real
+
+        asyncio.run(voice_real.main(args.runs or REAL_RUNS))
+    else:
+        asyncio.run(
+            main(
+                args.runs or STAND_IN_RUNS,
+                args.whisper_ms / 1000,
+                args.llama_ms / 1000,
+                args.skip_real,
+            )
+        )
