@@ -53,6 +53,7 @@ from .const import (
     CONF_REQUEST_TIMEOUT,
     CONF_RETENTION_DAYS,
     CONF_TEMPERATURE,
+    CONF_TOOL_CALLS,
     CONF_TOOL_ROUNDS,
     CONF_TURN_TIMEOUT,
     CONFIG_FOLDER,
@@ -64,6 +65,7 @@ from .const import (
     DOMAIN,
     MAX_RETENTION_DAYS,
     SUBENTRY_AI_TASK,
+    TOOL_CALLS_MODES,
 )
 from .llm import filter_invalid_llm_apis
 from .server.client import LlamaServerClient, LlamaServerError
@@ -107,6 +109,7 @@ AGENT_ONLY_OPTIONS = frozenset(
         CONF_PROMPT,
         CONF_LLM_HASS_API,
         CONF_TOOL_ROUNDS,
+        CONF_TOOL_CALLS,
         CONF_MAX_HISTORY,
         CONF_TURN_TIMEOUT,
         CONF_CONFIRM_TIMEOUT,
@@ -472,6 +475,11 @@ def _agent_schema(
             )
         ),
         vol.Required(CONF_TOOL_ROUNDS): number_box(0, 10),
+        vol.Required(CONF_TOOL_CALLS): SelectSelector(
+            SelectSelectorConfig(
+                options=list(TOOL_CALLS_MODES), translation_key=CONF_TOOL_CALLS
+            )
+        ),
         vol.Required(CONF_MAX_HISTORY): number_box(0, 200),
         vol.Required(CONF_TEMPERATURE): number_box(0, 2, 0.05),
         vol.Required(CONF_MAX_TOKENS): number_box(16, 32768),

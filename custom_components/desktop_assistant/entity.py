@@ -1,6 +1,7 @@
 """The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
 
 from collections.abc import AsyncGenerator, Callable, Coroutine
+from functools import partial
 import logging
 from typing import Any
 
@@ -12,6 +13,7 @@ from homeassistant.helpers import device_registry as dr, llm
 from homeassistant.helpers.entity import Entity
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
+from .agent.constrained import RoundRequest
 from .agent.messages import build_messages, format_tools
 from .agent.spoken import async_fault_sentence
 from .agent.tool_calls import tool_inputs_of
@@ -21,6 +23,7 @@ from .const import (
     CONF_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT,
     CONF_TEMPERATURE,
+    CONF_TOOL_CALLS,
     CONF_TOOL_ROUNDS,
     CONF_TURN_TIMEOUT,
     DEFAULT_AGENT_OPTIONS,
@@ -28,6 +31,7 @@ from .const import (
 )
 from .runtime import DATA_CONFIRMATIONS, DesktopAssistantConfigEntry
 from .server.client import LlamaServerError
+from .server.constrained import ConstrainedAnswer
 from .server.credentials import without_credentials
 from .server.request import chat_payload
 from .server.stream import Answer, Delta
@@ -110,16 +114,24 @@ class DesktopAssistantEntity(Entity):
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
         for round_number in range(tool_rounds + 1):
             offer = bool(tools) and round_number < tool_rounds
-            payload = chat_payload(
-                options[CONF_MODEL],
-                build_messages(chat_log.content, int(options[CONF_MAX_HISTORY])),
-                temperature=float(options[CONF_TEMPERATURE]),
-                max_tokens=int(options[CONF_MAX_TOKENS]),
-                tools=tools if offer else None,
+            # Native or constrained tool calls, by each server's template.
+            request = RoundRequest(
+                options[CONF_TOOL_CALLS],
+                tools,
+                offer,
+                partial(
+                    build_messages, chat_log.content, int(options[CONF_MAX_HISTORY])
+                ),
+                partial(
+                    chat_payload,
+                    options[CONF_MODEL],
+                    temperature=float(options[CONF_TEMPERATURE]),
+                    max_tokens=int(options[CONF_MAX_TOKENS]),
+                ),
             )
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
-                self._async_deltas(payload, turn, offered if offer else set()),
+                self._async_deltas(request, turn, offered if offer else set()),
             ):
                 pass
             if (
@@ -135,17 +147,21 @@ class DesktopAssistantEntity(Entity):
             chat_log.async_trace({"server": server.name, "model": server.model})
 
     async def _async_deltas(
-        self, payload: dict[str, Any], turn: Turn, offered: set[str]
+        self, request: RoundRequest, turn: Turn, offered: set[str]
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text."""
         assert turn.route is not None
         yield {"role": "assistant"}
-        answer = Answer()
+        # Made at the first chunk: how to read it depends on the server that answers.
+        answer: Answer | ConstrainedAnswer | None = None
         streamed_text = False
         try:
             async for chunk in turn.route.async_stream_chat(
-                payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
+                request.payload_for,
+                float(self.options[CONF_REQUEST_TIMEOUT]),
+                turn.deadline,
             ):
+                answer = answer or request.reader()
                 for delta in answer.read(chunk):
                     streamed_text = streamed_text or "content" in delta
                     turn.spoke = turn.spoke or streamed_text
@@ -159,13 +175,18 @@ class DesktopAssistantEntity(Entity):
             if delta := await self._async_fault(turn, err.kind, streamed_text):
                 yield delta
             return
+        answer = answer or request.reader()
         if answer.timings:
             turn.record_timings(answer.timings)
         calls = answer.named_calls()
         if answer.malformed:
             _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
-        if not calls or not offered:
-            if not streamed_text and (delta := await self._async_silent(turn, answer)):
+        # A constrained reply is one JSON value: any fault spoils all of it.
+        spoiled = bool(answer.malformed) and isinstance(answer, ConstrainedAnswer)
+        if spoiled or not calls or not offered:
+            if (spoiled or not streamed_text) and (
+                delta := await self._async_silent(turn, answer, streamed_text)
+            ):
                 yield delta
             return
         tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
@@ -185,10 +206,12 @@ class DesktopAssistantEntity(Entity):
                 ),
             }
 
-    async def _async_silent(self, turn: Turn, answer: Answer) -> Delta | None:
-        """Say something for a round without text and without calls to run."""
+    async def _async_silent(
+        self, turn: Turn, answer: Answer | ConstrainedAnswer, streamed_text: bool
+    ) -> Delta | None:
+        """Say something for a round without calls to run, and text or none."""
         if answer.malformed:
-            return await self._async_fault(turn, "unreadable", False)
+            return await self._async_fault(turn, "unreadable", streamed_text)
         # Something must be said: a voice pipeline cannot speak nothing.
         turn.spoke = True
         return {

@@ -47,6 +47,8 @@ class ServerProps:
 
     total_slots: int | None = None
     context: int | None = None
+    # Whether the chat template can call tools; None when not reported.
+    tool_calls: bool | None = None
 
 
 def storable_text(text: str, limit: int) -> str:
