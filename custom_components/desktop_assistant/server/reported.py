@@ -43,7 +43,7 @@ TIMINGS: Final = (
 
 @dataclass(frozen=True, slots=True)
 class ServerProps:
-    """What is read of llama-server's `GET /props`: its slots and context size."""
+    """What is read of llama-server's `GET /props`: slots, context, tool calls."""
 
     total_slots: int | None = None
     context: int | None = None
@@ -81,11 +81,14 @@ def server_props(body: object) -> ServerProps:
     if not isinstance(body, dict):
         return ServerProps()
     settings = body.get("default_generation_settings")
+    caps = body.get("chat_template_caps")
+    tool_calls = caps.get("supports_tool_calls") if isinstance(caps, dict) else None
     return ServerProps(
         total_slots=count(body.get("total_slots"), MAX_SLOTS),
         context=count(settings.get("n_ctx"), MAX_CONTEXT)
         if isinstance(settings, dict)
         else None,
+        tool_calls=tool_calls if isinstance(tool_calls, bool) else None,
     )
 
 
