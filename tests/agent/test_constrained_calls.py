@@ -12,6 +12,7 @@ from typing import Any
 from homeassistant.components import conversation
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import InvalidData
 from homeassistant.helpers import intent, llm
 import probatio as vol
 import pytest
@@ -250,3 +251,32 @@ async def test_the_last_round_offers_only_the_answer(agent: Agent) -> None:
     assert answer_only["required"] == ["answer"]
     # The prompt's prefix is the same as in the rounds that offered tools.
     assert last["messages"][0] == agent.server.chat_requests[0]["messages"][0]
+
+
+@pytest.mark.parametrize("agent_options", [agent_options_with()])
+async def test_the_option_is_chosen_in_the_agent_form(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    (subentry_id,) = agent.entry.subentries
+    flow = await agent.entry.start_subentry_reconfigure_flow(hass, subentry_id)
+    fields = {str(key): value for key, value in flow["data_schema"].schema.items()}
+    assert fields[CONF_TOOL_CALLS].config["options"] == [
+        "auto",
+        "native",
+        "constrained",
+    ]
+    with pytest.raises(InvalidData):
+        await hass.config_entries.subentries.async_configure(
+            flow["flow_id"], agent_options_with(tool_calls="json")
+        )
+    result = await hass.config_entries.subentries.async_configure(
+        flow["flow_id"], agent_options_with(**CONSTRAINED)
+    )
+    await hass.async_block_till_done()
+    assert result["reason"] == "reconfigure_successful"
+
+    agent.server.script = [json_reply({"answer": "Hello."})]
+    assert speech(await agent.ask("Hi")) == "Hello."
+    (request,) = agent.server.chat_requests
+    assert "tools" not in request
+    assert "response_format" in request
