@@ -128,6 +128,7 @@ class DesktopAssistantEntity(Entity):
                     temperature=float(options[CONF_TEMPERATURE]),
                     max_tokens=int(options[CONF_MAX_TOKENS]),
                 ),
+                int(options[CONF_MAX_TOKENS]),
             )
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,

@@ -249,6 +249,8 @@ async def test_the_last_round_offers_only_the_answer(agent: Agent) -> None:
     last = agent.server.chat_requests[-1]
     (answer_only,) = last["response_format"]["json_schema"]["schema"]["anyOf"]
     assert answer_only["required"] == ["answer"]
+    # The grammar closes the answer within the reply's 1024 tokens, JSON included.
+    assert answer_only["properties"]["answer"] == {"type": "string", "maxLength": 992}
     # The prompt's prefix is the same as in the rounds that offered tools.
     assert last["messages"][0] == agent.server.chat_requests[0]["messages"][0]
 

@@ -51,8 +51,14 @@ def tool_schemas(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
-def reply_schema(schemas: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """The schema of a reply: one branch per tool, in order, then the answer."""
+def reply_schema(
+    schemas: Mapping[str, dict[str, Any]], answer_length: int | None = None
+) -> dict[str, Any]:
+    """The schema of a reply: one branch per tool, in order, then the answer.
+
+    `answer_length` bounds the answer's characters, so the grammar closes the
+    string before the reply's token limit would cut it (then unreadable).
+    """
     tool_branches = [
         {
             "type": "object",
@@ -64,21 +70,26 @@ def reply_schema(schemas: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
     ]
     answer_branch = {
         "type": "object",
-        "properties": {ANSWER_KEY: {"type": "string"}},
+        "properties": {
+            ANSWER_KEY: {"type": "string"}
+            | ({"maxLength": answer_length} if answer_length else {})
+        },
         "required": [ANSWER_KEY],
         "additionalProperties": False,
     }
     return {"anyOf": [*tool_branches, answer_branch]}
 
 
-def response_format(schemas: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+def response_format(
+    schemas: Mapping[str, dict[str, Any]], answer_length: int | None = None
+) -> dict[str, Any]:
     """llama-server's `response_format` holding the reply to `reply_schema`."""
     return {
         "type": "json_schema",
         "json_schema": {
             "name": "reply",
             "strict": True,
-            "schema": reply_schema(schemas),
+            "schema": reply_schema(schemas, answer_length),
         },
     }
 
