@@ -180,6 +180,11 @@ async def test_a_changing_tool_called_constrained_waits_for_the_yes(
 
     assert speech(asked) == f"Add Dentist to the calendar on {DAY} 10:30?"
     assert events(vdir) == []
+    # The tool file's first example question is part of its description.
+    assert (
+        "The user is asked to confirm before it is added. "
+        'Example: "Add lunch with Anna on Friday at noon."'
+    ) in agent.server.chat_requests[0]["messages"][0]["content"]
 
     agent.server.script = [json_reply({"answer": "Done, it is in your calendar."})]
     done = await agent.ask("Yes, please.", asked.conversation_id)
