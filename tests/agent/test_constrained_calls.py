@@ -97,6 +97,10 @@ async def test_a_constrained_call_runs_and_the_answer_streams_decoded(
     first, second = agent.server.chat_requests
     assert "tools" not in first
     branches = first["response_format"]["json_schema"]["schema"]["anyOf"]
+    # Text arguments are bounded so that the call ends within the reply's
+    # 1024 tokens: half of them, less the JSON, for its two (place, when).
+    weather_arguments = branches[1]["properties"]["arguments"]["properties"]
+    assert weather_arguments["place"]["maxLength"] == 248
     assert [b["properties"].get("tool", {}).get("const") for b in branches] == [
         "GetDateTime",
         "weather",

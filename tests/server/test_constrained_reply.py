@@ -176,6 +176,31 @@ def test_the_schema_has_a_const_branch_per_tool_and_an_answer() -> None:
     assert response_format({})["json_schema"]["schema"]["anyOf"] == [answer]
 
 
+def test_text_arguments_share_half_the_text_budget() -> None:
+    travel = json.loads(json.dumps(WEATHER))
+    travel["function"]["name"] = "travel"
+    travel["function"]["parameters"]["properties"] = {
+        "origin": {"type": "string"},
+        "destination": {"type": "string"},
+        "mode": {"type": "string", "enum": ["car", "bike"]},
+        "hours": {"type": "integer"},
+    }
+    schemas = tool_schemas([WEATHER, travel], 200)
+    assert schemas["weather"]["properties"]["place"]["maxLength"] == 100
+    assert "maxLength" not in schemas["weather"]["properties"]["days"]
+    travel_arguments = schemas["travel"]["properties"]
+    assert travel_arguments["origin"]["maxLength"] == 50
+    assert travel_arguments["destination"]["maxLength"] == 50
+    assert "maxLength" not in travel_arguments["mode"]
+    # A call over the bound breaks the schema, as the grammar would not let it.
+    reader, _ = read_in_pieces(
+        ['{"tool": "weather", "arguments": {"place": "' + "x" * 101 + '"}}'],
+        schemas,
+    )
+    assert reader.named_calls() == []
+    assert reader.malformed == 1
+
+
 def test_the_schema_check_refuses_what_the_grammar_would() -> None:
     arguments = SCHEMAS["weather"]
     assert schema_error({"place": "Rome"}, arguments) is None

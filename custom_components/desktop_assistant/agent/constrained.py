@@ -155,15 +155,18 @@ class RoundRequest:
             return self.payload(messages, tools=self.tools if self.offer else None)
         return self.payload(
             constrained_messages(messages, tool_instructions(self.tools)),
-            response_format=response_format(
-                self.schemas, max(self.max_tokens - JSON_ROOM, 1)
-            ),
+            response_format=response_format(self.schemas, self.text_budget),
         )
+
+    @property
+    def text_budget(self) -> int:
+        """The characters of text a reply may hold: its token limit, less the JSON."""
+        return max(self.max_tokens - JSON_ROOM, 1)
 
     @property
     def schemas(self) -> dict[str, dict[str, Any]]:
         """The offered tools' arguments schemas; none in a round without tools."""
-        return tool_schemas(self.tools) if self.offer else {}
+        return tool_schemas(self.tools, self.text_budget) if self.offer else {}
 
     def reader(self) -> Answer | ConstrainedAnswer:
         """A reader for the answer of the server the request went to last."""

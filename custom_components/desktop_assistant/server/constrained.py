@@ -32,21 +32,44 @@ ANSWER_KEY: Final = "answer"
 ANSWER_START: Final = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
 
 
-def arguments_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
+def arguments_schema(
+    parameters: Mapping[str, Any], text_budget: int | None = None
+) -> dict[str, Any]:
     """A tool's parameters as the schema of its arguments: no property unnamed.
 
     A tool's voluptuous schema refuses extra keys unless it says otherwise.
+    With `text_budget` (characters), its text arguments share half of it, so
+    a model that writes on inside one is stopped before the reply's token
+    limit cuts the whole call.
     """
     schema = dict(parameters) or {"type": "object", "properties": {}}
-    if schema.get("type") == "object":
-        schema.setdefault("additionalProperties", False)
+    if schema.get("type") != "object":
+        return schema
+    schema.setdefault("additionalProperties", False)
+    properties = schema.get("properties")
+    if text_budget and isinstance(properties, dict):
+        texts = [
+            name
+            for name, spec in properties.items()
+            if isinstance(spec, dict)
+            and spec.get("type") == "string"
+            and not {"maxLength", "enum", "const"} & spec.keys()
+        ]
+        length = max(text_budget // (2 * len(texts)), 1) if texts else 0
+        schema["properties"] = properties | {
+            name: properties[name] | {"maxLength": length} for name in texts
+        }
     return schema
 
 
-def tool_schemas(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def tool_schemas(
+    tools: list[dict[str, Any]], text_budget: int | None = None
+) -> dict[str, dict[str, Any]]:
     """Each offered tool's arguments schema by its name, from the OpenAI specs."""
     return {
-        tool["function"]["name"]: arguments_schema(tool["function"]["parameters"])
+        tool["function"]["name"]: arguments_schema(
+            tool["function"]["parameters"], text_budget
+        )
         for tool in tools
     }
 

@@ -40,6 +40,8 @@ def value_error(value: object, schema: dict[str, Any], where: str) -> str | None
         return f"{where} is not {schema['const']!r}"
     if "enum" in schema and value not in schema["enum"]:
         return f"{where} is not one of {schema['enum']!r}"
+    if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
+        return f"{where} is longer than {schema['maxLength']} characters"
     return None
 
 
