@@ -9,10 +9,18 @@ is a vdir written for the run, home is Oslo and the trip starts in Utrecht.
 Each question is asked in a new conversation, in its own language. For each
 it prints PASS or FAIL per expectation: the right tool (or none, for the
 plain question), the right arguments, an answer in the question's language;
-and the latency: to the first words and to the whole answer. It exits with 1
-when any expectation failed.
+and the latency: to the first words and to the whole answer. A summary line
+per question and the totals say: right tool, right arguments, answered
+without a tool when none was needed, valid replies (none the agent could not
+read), latency and prompt tokens per question. It exits with 1 when any
+expectation failed.
+
+`--tool-calls` is the agent's option: native (the template's own tool
+calls), constrained (a reply held to a JSON schema of the tools) or auto
+(constrained where the server's template cannot call tools).
 
 Run: scripts/eval-tools URL [--model ID] [--api-key KEY] [--timeout S]
+[--tool-calls auto|native|constrained]
 (URL as the integration takes it, e.g. http://192.168.1.20:8181/v1)
 """
 
@@ -38,9 +46,13 @@ from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
+    CONF_TOOL_CALLS,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
+    TOOL_CALLS_AUTO,
+    TOOL_CALLS_MODES,
 )
+from evaluation.tool_totals import Tally, milliseconds
 from tests.harness.agent_entry import async_add_agent
 from tests.harness.home_assistant import Answer, converse, running_home_assistant
 from tests.harness.web_stand_ins import (
@@ -309,6 +321,8 @@ async def add_agent(
     model: str,
     api_key: str | None,
     request_timeout: float,
+    *,
+    tool_calls: str,
 ) -> str:
     """Our agent for the server, offering the tool files; return its entity id."""
     try:
@@ -320,6 +334,7 @@ async def add_agent(
                 CONF_MODEL: model,
                 CONF_LLM_HASS_API: [DOMAIN],
                 CONF_REQUEST_TIMEOUT: request_timeout,
+                CONF_TOOL_CALLS: tool_calls,
             },
             title=url,
             data={CONF_API_KEY: api_key} if api_key else None,
@@ -330,15 +345,14 @@ async def add_agent(
     return entity_id
 
 
-def milliseconds(seconds: float | None) -> str:
-    """Seconds as whole milliseconds, or a dash."""
-    return "-" if seconds is None else f"{seconds * 1000:.0f} ms"
-
-
 async def evaluate(
-    url: str, model: str | None, api_key: str | None, request_timeout: float
+    url: str,
+    model: str | None,
+    api_key: str | None,
+    request_timeout: float,
+    tool_calls: str = TOOL_CALLS_AUTO,
 ) -> bool:
-    """Ask each question and print the checks; return whether all passed."""
+    """Ask each question and print the checks and totals; return whether all passed."""
     url = url.rstrip("/")
     if not url.endswith("/v1"):
         url = f"{url}/v1"
@@ -348,8 +362,8 @@ async def evaluate(
         except (aiohttp.ClientError, ValueError, LookupError) as err:
             print(f"eval-tools: no model list at {url}/models: {err!r}")
             return False
-    print(f"eval-tools: {model} at {url}\n")
-    passed = failed = 0
+    print(f"eval-tools: {model} at {url}, tool calls {tool_calls}\n")
+    tally = Tally()
     with tempfile.TemporaryDirectory() as work_dir:
         async with running_home_assistant() as hass, web_services() as urls:
             today = dt_util.now().date()
@@ -361,26 +375,37 @@ async def evaluate(
                 hass.config.time_zone,
                 today + timedelta(days=1),
             )
-            agent_id = await add_agent(hass, url, model, api_key, request_timeout)
-            for case in cases(today):
-                answer = await converse(
-                    hass, agent_id, case.question, None, case.language
-                )
-                print(
-                    f"{case.question}  (first words {milliseconds(answer.first_delta)},"
-                    f" answer {milliseconds(answer.seconds)})"
-                )
-                for ok, text in check(case, answer):
-                    print(f"  {'PASS' if ok else 'FAIL'}  {text}")
-                    passed += ok
-                    failed += not ok
-                for result in answer.tool_results:
-                    if result.result.error:
-                        print(
-                            f"  note  {result.tool_name} answered: {result.result.data}"
-                        )
-    print(f"\n{passed} of {passed + failed} expectations passed")
-    return not failed
+            agent_id = await add_agent(
+                hass, url, model, api_key, request_timeout, tool_calls=tool_calls
+            )
+            verdicts = [
+                verdict
+                for case in cases(today)
+                for verdict in await ask(hass, agent_id, case, tally)
+            ]
+    passed = sum(verdicts)
+    print(f"\n{passed} of {len(verdicts)} expectations passed")
+    print(f"Totals (tool calls {tool_calls}):", *tally.lines(), sep="\n")
+    return passed == len(verdicts)
+
+
+async def ask(
+    hass: HomeAssistant, agent_id: str, case: Case, tally: Tally
+) -> list[bool]:
+    """Ask one question; print its checks and summary; return its verdicts."""
+    answer = await converse(hass, agent_id, case.question, None, case.language)
+    print(
+        f"{case.question}  (first words {milliseconds(answer.first_delta)},"
+        f" answer {milliseconds(answer.seconds)})"
+    )
+    checks = check(case, answer)
+    for ok, text in checks:
+        print(f"  {'PASS' if ok else 'FAIL'}  {text}")
+    for result in answer.tool_results:
+        if result.result.error:
+            print(f"  note  {result.tool_name} answered: {result.result.data}")
+    print(tally.add(case, answer, checks))
+    return [ok for ok, _ in checks]
 
 
 def main() -> None:
@@ -398,9 +423,23 @@ def main() -> None:
     parser.add_argument(
         "--timeout", type=float, default=60, help="seconds a request may take"
     )
+    parser.add_argument(
+        "--tool-calls",
+        choices=TOOL_CALLS_MODES,
+        default=TOOL_CALLS_AUTO,
+        help="native: the template's own tool calls; constrained: a reply held "
+        "to a JSON schema of the tools; auto (default): constrained where the "
+        "server's template cannot call tools",
+    )
     arguments = parser.parse_args()
     ok = asyncio.run(
-        evaluate(arguments.url, arguments.model, arguments.api_key, arguments.timeout)
+        evaluate(
+            arguments.url,
+            arguments.model,
+            arguments.api_key,
+            arguments.timeout,
+            arguments.tool_calls,
+        )
     )
     sys.exit(0 if ok else 1)
 

@@ -81,22 +81,39 @@ def playing(model: dict[str, tuple[tuple[str, dict[str, Any]] | None, str]]) -> 
             message["content"]
             for message in reversed(messages)
             if message["role"] == "user"
+            and not message["content"].startswith("Tool result of ")
         )
         # The agent puts the clock under the question; the question comes first.
         call, answer = next(
             value for text, value in model.items() if question.startswith(text)
         )
-        if call is None or messages[-1]["role"] == "tool":
-            return text_reply(answer)
+        constrained = "response_format" in body
+        if call is None or after_tool_result(messages):
+            return json_text({"answer": answer}) if constrained else text_reply(answer)
         name, arguments = call
         if arguments.get("start") == "TOMORROW":
             # The agent gave the model today's date with the question.
             today = question.split("Today's date is ")[1][:10]
             tomorrow = date.fromisoformat(today) + timedelta(days=1)
             arguments = arguments | {"start": tomorrow.isoformat()}
-        return tool_call_reply((f"desktop_assistant__{name}", json.dumps(arguments)))
+        name = f"desktop_assistant__{name}"
+        if constrained:
+            return json_text({"tool": name, "arguments": arguments})
+        return tool_call_reply((name, json.dumps(arguments)))
 
     return reply_to
+
+
+def after_tool_result(messages: list[dict[str, Any]]) -> bool:
+    """Whether the request follows a tool's result, native or constrained."""
+    last = messages[-1]
+    return last["role"] == "tool" or last["content"].startswith("Tool result of ")
+
+
+def json_text(reply: dict[str, Any]) -> Reply:
+    """A constrained reply: its JSON text, a few characters a token."""
+    text = json.dumps(reply, ensure_ascii=False)
+    return text_reply(*(text[start : start + 4] for start in range(0, len(text), 4)))
 
 
 @pytest.fixture
@@ -105,13 +122,14 @@ async def stand_in(socket_enabled: None) -> AsyncIterator[LlamaServerStandIn]:
         yield server
 
 
-async def eval_tools(url: str) -> tuple[int, str]:
+async def eval_tools(url: str, *flags: str) -> tuple[int, str]:
     """Run scripts/eval-tools's module; return its exit status and output."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "evaluation.tool_calls",
         url,
+        *flags,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -142,6 +160,9 @@ async def test_a_good_model_passes(stand_in: LlamaServerStandIn) -> None:
     assert all(line.startswith("PASS") for line in lines), output
     assert "25 of 25 expectations passed" in output
     assert "note" not in output
+    assert "tool calls auto" in output
+    assert "  right tool: 7 of 7 tool questions" in output
+    assert "  valid replies: 8 of 8 questions" in output
     assert f"gemma-3-12b-it-Q4_K_M.gguf at {stand_in.url}" in output
     for question in GOOD_MODEL:
         assert f"{question}  (first words " in output
@@ -243,3 +264,59 @@ async def test_a_server_that_is_down_is_reported(
 
     assert status != 0
     assert "Traceback" not in output, output
+
+
+async def test_constrained_mode_asks_for_schema_held_replies(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    """`--tool-calls constrained`: every request holds the reply to the schema."""
+    stand_in.reply_to = playing(GOOD_MODEL)
+
+    status, output = await eval_tools(stand_in.url, "--tool-calls", "constrained")
+
+    assert status == 0, output
+    assert "25 of 25 expectations passed" in output
+    assert all("tools" not in request for request in stand_in.chat_requests)
+    assert all("response_format" in request for request in stand_in.chat_requests)
+    totals = output.split("Totals (tool calls constrained):\n")[1].splitlines()
+    assert totals[:4] == [
+        "  right tool: 7 of 7 tool questions",
+        "  right arguments: 7 of 7 tool questions",
+        "  answered without a tool: 1 of 1 plain questions",
+        "  valid replies: 8 of 8 questions",
+    ]
+    assert totals[4].startswith("  latency (median): first words ")
+    assert totals[5].startswith("  prompt tokens per question (median): ")
+    summaries = [line for line in output.splitlines() if "summary:" in line]
+    assert len(summaries) == 8
+    assert summaries[-1].startswith(
+        "  summary: answered without a tool yes, valid reply yes, prompt tokens "
+    )
+
+
+async def test_constrained_mode_counts_what_it_could_not_read(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    """A prose reply where the schema's JSON belongs is no valid reply, nor an answer."""
+    play = playing(GOOD_MODEL)
+
+    def reply_to(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["content"].startswith("How far away is the Moon?"):
+            return text_reply("The Moon is far away.")
+        if body["messages"][-1]["content"].startswith("Search the web"):
+            return json_text({"tool": "desktop_assistant__search", "arguments": {}})
+        return play(body)
+
+    stand_in.reply_to = reply_to
+
+    status, output = await eval_tools(stand_in.url, "--tool-calls", "constrained")
+
+    assert status == 1, output
+    assert "  right tool: 7 of 7 tool questions" in output
+    assert "  right arguments: 6 of 7 tool questions" in output
+    assert "  answered without a tool: 0 of 1 plain questions" in output
+    assert "  valid replies: 7 of 8 questions" in output
+    assert (
+        "  summary: right tool yes, right arguments no, valid reply yes, prompt tokens 84"
+        in output
+    )

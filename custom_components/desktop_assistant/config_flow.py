@@ -58,8 +58,9 @@ from .const import (
     DOMAIN,
     MAX_RETENTION_DAYS,
     SUBENTRY_AI_TASK,
-    TOOL_CALL_MODES,
+    TOOL_CALLS_AUTO,
     TOOL_CALLS_DOC_URL,
+    TOOL_CALLS_MODES,
 )
 from .llm import filter_invalid_llm_apis
 from .server.check import (
@@ -89,6 +90,7 @@ AGENT_ONLY_OPTIONS = frozenset(
         CONF_PROMPT,
         CONF_LLM_HASS_API,
         CONF_TOOL_ROUNDS,
+        CONF_TOOL_CALLS,
         CONF_MAX_HISTORY,
         CONF_TURN_TIMEOUT,
         CONF_CONFIRM_TIMEOUT,
@@ -106,9 +108,9 @@ RECORD_OPTIONS_SCHEMA = vol.Schema(
 )
 TOOL_CALLS_SCHEMA = vol.Schema(
     {
-        vol.Required(CONF_TOOL_CALLS, default="auto"): SelectSelector(
+        vol.Required(CONF_TOOL_CALLS, default=TOOL_CALLS_AUTO): SelectSelector(
             SelectSelectorConfig(
-                options=list(TOOL_CALL_MODES), translation_key=CONF_TOOL_CALLS
+                options=list(TOOL_CALLS_MODES), translation_key=CONF_TOOL_CALLS
             )
         )
     }
@@ -458,6 +460,11 @@ def _agent_schema(
             )
         ),
         vol.Required(CONF_TOOL_ROUNDS): number_box(0, 10),
+        vol.Required(CONF_TOOL_CALLS): SelectSelector(
+            SelectSelectorConfig(
+                options=list(TOOL_CALLS_MODES), translation_key=CONF_TOOL_CALLS
+            )
+        ),
         vol.Required(CONF_MAX_HISTORY): number_box(0, 200),
         vol.Required(CONF_TEMPERATURE): number_box(0, 2, 0.05),
         vol.Required(CONF_MAX_TOKENS): number_box(16, 32768),

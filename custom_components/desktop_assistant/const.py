@@ -63,11 +63,14 @@ CONF_TURN_TIMEOUT: Final = "turn_timeout"
 CONF_CONFIRM_TIMEOUT: Final = "confirm_timeout"
 # The household's languages; each question is answered in the one it is in.
 CONF_LANGUAGES: Final = "languages"
-# An agent option (issue 31): how tools are offered. `native`: llama-server's
-# tool calls; `constrained`: a reply held to a JSON schema of the tools;
-# `auto`: constrained where the server's template cannot call tools.
+# How the model calls tools: the template's own way (native), a reply held
+# to a JSON schema (constrained), or constrained where the template cannot
+# call tools (auto).
 CONF_TOOL_CALLS: Final = "tool_calls"
-TOOL_CALL_MODES: Final = ("native", "constrained", "auto")
+TOOL_CALLS_NATIVE: Final = "native"
+TOOL_CALLS_CONSTRAINED: Final = "constrained"
+TOOL_CALLS_AUTO: Final = "auto"
+TOOL_CALLS_MODES: Final = (TOOL_CALLS_AUTO, TOOL_CALLS_NATIVE, TOOL_CALLS_CONSTRAINED)
 
 DEFAULT_TOOL_ROUNDS: Final = 3
 DEFAULT_MAX_HISTORY: Final = 20
@@ -111,6 +114,7 @@ DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_PROMPT: llm.DEFAULT_INSTRUCTIONS_PROMPT,
     CONF_LLM_HASS_API: [llm.LLM_API_ASSIST],
     CONF_TOOL_ROUNDS: DEFAULT_TOOL_ROUNDS,
+    CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
     CONF_MAX_HISTORY: DEFAULT_MAX_HISTORY,
     CONF_TEMPERATURE: DEFAULT_TEMPERATURE,
     CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,

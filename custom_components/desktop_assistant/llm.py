@@ -47,6 +47,16 @@ def parameters_schema(spec: ToolSpec) -> probatio.Schema:
     )
 
 
+def described(spec: ToolSpec) -> str:
+    """The tool's description for the model, with its first example question.
+
+    An example shows a small model which questions the tool is for.
+    """
+    if not spec.examples:
+        return spec.description
+    return f'{spec.description} Example: "{spec.examples[0]}"'
+
+
 def annotations_of(spec: ToolSpec) -> ToolAnnotations:
     """Say what a tool file does; what it reads or changes may be outside HA."""
     if spec.changes:
@@ -68,7 +78,7 @@ class ConfigFolderTool(Tool):
 
     def __init__(self, spec: ToolSpec, registry: ToolRegistry) -> None:
         self.name = f"{DOMAIN}__{spec.name}"
-        self.description = spec.description
+        self.description = described(spec)
         self.annotations = annotations_of(spec)
         self.parameters = parameters_schema(spec)
         self.tool_name = spec.name

@@ -58,12 +58,25 @@ def test_seed_example_parses(write_folder: WriteFolder, folder: Path) -> None:
     }
 
 
+def test_examples_are_read(write_folder: WriteFolder, folder: Path) -> None:
+    write_folder(
+        tools={
+            "now": 'description = "Date and time"\ncommand = ["date"]\n'
+            'examples = [" What day is it? ", "Is it Monday?"]\n'
+        }
+    )
+    loaded = load_folder(folder)
+    assert loaded.problems == ()
+    assert loaded.tools["now"].examples == ("What day is it?", "Is it Monday?")
+
+
 def test_defaults(write_folder: WriteFolder, folder: Path) -> None:
     write_folder(tools={"now": 'description = "Date and time"\ncommand = ["date"]\n'})
     now = load_folder(folder).tools["now"]
     assert now.timeout == 10.0
     assert now.params == {}
     assert now.announce == {}
+    assert now.examples == ()
 
 
 def test_config_env_is_read(write_folder: WriteFolder, folder: Path) -> None:
@@ -99,6 +112,18 @@ ERROR_CASES = {
     "unknown key": (
         'description = "x"\ncommand = ["date"]\nretries = 3\n',
         [("retries", "unknown key")],
+    ),
+    "examples not a list": (
+        'description = "x"\ncommand = ["date"]\nexamples = "What time is it?"\n',
+        [("examples", "a list of at most 5 questions")],
+    ),
+    "an empty example": (
+        'description = "x"\ncommand = ["date"]\nexamples = ["Time?", " "]\n',
+        [("examples", "each of 1 to 200 characters")],
+    ),
+    "too many examples": (
+        'description = "x"\ncommand = ["date"]\nexamples = ["a", "b", "c", "d", "e", "f"]\n',
+        [("examples", "at most 5 questions")],
     ),
     "missing description": ('command = ["date"]\n', [("description", "missing")]),
     "missing command": ('description = "x"\n', [("command", "missing")]),

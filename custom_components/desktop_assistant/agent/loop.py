@@ -3,6 +3,7 @@
 import asyncio
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
+from functools import partial
 import logging
 from typing import Any
 
@@ -16,11 +17,14 @@ from ..const import (
     CONF_MAX_TOKENS,
     CONF_REQUEST_TIMEOUT,
     CONF_TEMPERATURE,
+    CONF_TOOL_CALLS,
     CONF_TOOL_ROUNDS,
     CONF_TURN_TIMEOUT,
+    TOOL_CALLS_AUTO,
 )
 from ..runtime import DATA_CONFIRMATIONS
 from ..server.client import LlamaServerError
+from ..server.constrained import ConstrainedAnswer
 from ..server.credentials import without_credentials
 from ..server.generate import (
     DEFAULT_RETRIES,
@@ -33,6 +37,7 @@ from ..server.generate import (
 )
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
+from .constrained import RoundRequest
 from .messages import build_messages, format_tools
 from .spoken import async_fault_sentence
 from .tool_calls import tool_inputs_of
@@ -71,18 +76,11 @@ class ToolLoop:
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
         for round_number in range(tool_rounds + 1):
             offer = bool(tools) and round_number < tool_rounds
-            payload = chat_payload(
-                options[CONF_MODEL],
-                build_messages(chat_log.content, int(options[CONF_MAX_HISTORY])),
-                temperature=float(options[CONF_TEMPERATURE]),
-                max_tokens=int(options[CONF_MAX_TOKENS]),
-                tools=tools if offer else None,
-                response_format=expected.response_format() if expected else None,
-            )
+            request = self._round_request(chat_log, tools, offer, expected)
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
                 self._async_deltas(
-                    payload, turn, offered if offer else set(), expected
+                    request, turn, offered if offer else set(), expected
                 ),
             ):
                 pass
@@ -98,9 +96,33 @@ class ToolLoop:
         if (server := turn.route.answered) is not None:
             chat_log.async_trace({"server": server.name, "model": server.model})
 
+    def _round_request(
+        self,
+        chat_log: conversation.ChatLog,
+        tools: list[dict[str, Any]],
+        offer: bool,
+        expected: Expected | None,
+    ) -> RoundRequest:
+        """One round's request: native or constrained calls, by each server's template."""
+        options = self.options
+        return RoundRequest(
+            options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO),
+            tools,
+            offer,
+            partial(build_messages, chat_log.content, int(options[CONF_MAX_HISTORY])),
+            partial(
+                chat_payload,
+                options[CONF_MODEL],
+                temperature=float(options[CONF_TEMPERATURE]),
+                max_tokens=int(options[CONF_MAX_TOKENS]),
+                response_format=expected.response_format() if expected else None,
+            ),
+            int(options[CONF_MAX_TOKENS]),
+        )
+
     async def _async_deltas(
         self,
-        payload: dict[str, Any],
+        request: RoundRequest,
         turn: Turn,
         offered: set[str],
         expected: Expected | None = None,
@@ -113,15 +135,19 @@ class ToolLoop:
         assert turn.route is not None
         yield {"role": "assistant"}
         if expected is not None:
-            for delta in await self._async_generate(payload, turn):
+            for delta in await self._async_generate(request, turn):
                 yield delta
             return
-        answer = Answer()
+        # Made at the first chunk: how to read it depends on the server that answers.
+        answer: Answer | ConstrainedAnswer | None = None
         streamed_text = False
         try:
             async for chunk in turn.route.async_stream_chat(
-                payload, float(self.options[CONF_REQUEST_TIMEOUT]), turn.deadline
+                request.payload_for,
+                float(self.options[CONF_REQUEST_TIMEOUT]),
+                turn.deadline,
             ):
+                answer = answer or request.reader()
                 for delta in answer.read(chunk):
                     streamed_text = streamed_text or "content" in delta
                     turn.spoke = turn.spoke or streamed_text
@@ -135,19 +161,24 @@ class ToolLoop:
             if delta := await self._async_fault(turn, err.kind, streamed_text):
                 yield delta
             return
+        answer = answer or request.reader()
         if answer.timings:
             turn.record_timings(answer.timings)
         calls = answer.named_calls()
         if answer.malformed:
             _LOGGER.debug("Skipped %d malformed parts of the answer", answer.malformed)
-        if not calls or not offered:
-            if not streamed_text and (delta := await self._async_silent(turn, answer)):
+        # A constrained reply is one JSON value: any fault spoils all of it.
+        spoiled = bool(answer.malformed) and isinstance(answer, ConstrainedAnswer)
+        if spoiled or not calls or not offered:
+            if (spoiled or not streamed_text) and (
+                delta := await self._async_silent(turn, answer, streamed_text)
+            ):
                 yield delta
             return
         async for delta in self._async_calls(turn, calls, offered, streamed_text):
             yield delta
 
-    async def _async_generate(self, payload: dict[str, Any], turn: Turn) -> list[Delta]:
+    async def _async_generate(self, request: RoundRequest, turn: Turn) -> list[Delta]:
         """Return a generated answer's deltas, read whole and checked.
 
         As generation does: each attempt is bounded by the request timeout,
@@ -160,11 +191,11 @@ class ToolLoop:
         attempt = 1
         while True:
             answer, deltas = Answer(), []
-            bound = TextBound(payload["max_tokens"])
+            bound = TextBound(request.max_tokens)
             turn.deadline = self.hass.loop.time() + timeout
             try:
                 async for chunk in turn.route.async_stream_chat(
-                    payload, timeout, turn.deadline
+                    request.payload_for, timeout, turn.deadline
                 ):
                     for delta in answer.read(chunk):
                         if text := delta.get("content"):
@@ -184,7 +215,7 @@ class ToolLoop:
             if answer.timings:
                 turn.record_timings(answer.timings)
             has_text = any(delta.get("content") for delta in deltas)
-            check_finished(answer, has_text, payload["max_tokens"])
+            check_finished(answer, has_text, request.max_tokens)
             return deltas
 
     async def _async_calls(
@@ -212,10 +243,12 @@ class ToolLoop:
                 ),
             }
 
-    async def _async_silent(self, turn: Turn, answer: Answer) -> Delta | None:
-        """Say something for a round without text and without calls to run."""
+    async def _async_silent(
+        self, turn: Turn, answer: Answer | ConstrainedAnswer, streamed_text: bool
+    ) -> Delta | None:
+        """Say something for a round without calls to run, and text or none."""
         if answer.malformed:
-            return await self._async_fault(turn, "unreadable", False)
+            return await self._async_fault(turn, "unreadable", streamed_text)
         # Something must be said: a voice pipeline cannot speak nothing.
         turn.spoke = True
         return {

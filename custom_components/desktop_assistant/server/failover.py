@@ -10,7 +10,7 @@ that server is healthy, since that server's prompt cache holds it.
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,19 +136,25 @@ class Route:
         return (self.answered or self.servers[-1]).name
 
     async def async_stream_chat(
-        self, payload: dict[str, Any], read_timeout: float, deadline: float | None
+        self,
+        payload: dict[str, Any] | Callable[[Server], dict[str, Any]],
+        read_timeout: float,
+        deadline: float | None,
     ) -> AsyncIterator[dict[str, Any] | None]:
         """Stream the answer of the first server that is there.
 
         ServerUnavailable comes before any chunk, so failing over never
         repeats or mixes text. When every server is down the last one's
-        ServerUnavailable is raised: the agent's fault sentence.
+        ServerUnavailable is raised: the agent's fault sentence. A payload
+        given as a function is made for each server tried (its template
+        decides how tools are asked for).
         """
         error: ServerUnavailable | None = None
         for server in self.servers:
+            body = payload(server) if callable(payload) else payload
             try:
                 async for chunk in server.client.async_stream_chat(
-                    payload | {"model": server.model}, read_timeout, deadline
+                    body | {"model": server.model}, read_timeout, deadline
                 ):
                     self._answered_by(server, chunk)
                     yield chunk

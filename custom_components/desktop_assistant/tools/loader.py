@@ -33,6 +33,7 @@ TOOL_KEYS = frozenset(
         "command",
         "timeout",
         "announce",
+        "examples",
         "changes",
         "destructive",
         "confirm",
@@ -40,6 +41,10 @@ TOOL_KEYS = frozenset(
     }
 )
 PARAM_KEYS = frozenset({"type", "description"})
+# Example questions a tool file may give, and their longest: the first goes
+# into the tool's description for the model.
+MAX_EXAMPLES = 5
+MAX_EXAMPLE = 200
 LANGUAGE = re.compile(r"[a-z]{2,3}(-[a-z0-9]+)*", re.IGNORECASE)
 # What a confirm question ends with, so a satellite keeps listening for the
 # answer (Home Assistant's own test: question marks, Greek and full-width).
@@ -181,6 +186,7 @@ def parse_tool(name: str, data: dict[str, Any], report: Report) -> ToolSpec | No
     command = _parse_command(data.get("command"), params, check)
     timeout = _parse_timeout(data.get("timeout", DEFAULT_TIMEOUT), check)
     announce = _parse_announce(data.get("announce", {}), check)
+    examples = _parse_examples(data.get("examples", []), check)
     changes = _parse_flag(data, "changes", check)
     destructive = _parse_flag(data, "destructive", check)
     confirm = _parse_confirm(data.get("confirm", {}), params, check)
@@ -200,6 +206,7 @@ def parse_tool(name: str, data: dict[str, Any], report: Report) -> ToolSpec | No
         timeout=timeout,
         params=params,
         announce=announce,
+        examples=examples,
         changes=changes,
         destructive=destructive,
         confirm=confirm,
@@ -306,6 +313,24 @@ def _parse_timeout(value: object, check: Report) -> float:
         check("timeout", f"must be more than 0 and at most {MAX_TIMEOUT:g} seconds")
         return DEFAULT_TIMEOUT
     return float(value)
+
+
+def _parse_examples(value: object, check: Report) -> tuple[str, ...]:
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_EXAMPLES
+        or not all(
+            isinstance(example, str) and 0 < len(example.strip()) <= MAX_EXAMPLE
+            for example in value
+        )
+    ):
+        check(
+            "examples",
+            f"must be a list of at most {MAX_EXAMPLES} questions, "
+            f"each of 1 to {MAX_EXAMPLE} characters",
+        )
+        return ()
+    return tuple(example.strip() for example in value)
 
 
 def _parse_announce(table: object, check: Report) -> dict[str, tuple[str, ...]]:

@@ -51,6 +51,8 @@ class ToolSpec:
     params: dict[str, Param] = field(default_factory=dict)
     # Language tag (lower case, as written in the file) -> phrases.
     announce: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Questions the tool answers, as a person asks them.
+    examples: tuple[str, ...] = ()
     # The tool changes something (writes, sends): it runs only after a yes.
     changes: bool = False
     # What it changes cannot be undone (deletes, sends); implies `changes`.
