@@ -100,12 +100,19 @@ async def test_yes_runs_the_confirmed_call_once(agent: Agent, vdir: Path) -> Non
     # The model was not asked before the call ran: it phrases the result.
     assert len(agent.server.chat_requests) == 2
     messages = agent.server.chat_requests[1]["messages"]
-    # The clock line follows the question of the turn.
-    assert [(m["role"], m["content"].split("\n\n")[0]) for m in messages[-5:-2]] == [
-        ("user", "Put the dentist in my calendar"),
-        ("assistant", ASK_DENTIST),
-        ("user", "Yes, please."),
+    # The clock line follows the question of the turn. The earlier turn
+    # keeps its held call, so the model knows what it asked about.
+    assert [m["role"] for m in messages[-7:-2]] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
     ]
+    assert messages[-7]["content"].split("\n\n")[0] == "Put the dentist in my calendar"
+    assert messages[-6]["tool_calls"][0]["function"]["name"] == ADD
+    assert messages[-4]["content"] == ASK_DENTIST
+    assert messages[-3]["content"].split("\n\n")[0] == "Yes, please."
     assert messages[-2]["role"] == "assistant"
     (call,) = messages[-2]["tool_calls"]
     assert call["function"]["name"] == ADD
