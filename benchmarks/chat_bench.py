@@ -24,8 +24,6 @@ import tempfile
 import time
 from typing import Any
 
-import aiohttp
-from homeassistant.components.conversation import trace
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import chat_session
@@ -40,17 +38,16 @@ from custom_components.desktop_assistant.const import (
 )
 from custom_components.desktop_assistant.runtime import DATA_CHAT, DATA_STORE
 from tests.harness.agent_entry import async_add_agent
-from tests.harness.benchmark import command_line
+from tests.harness.benchmark import (
+    EXAMPLES,
+    cache_share,
+    command_line,
+    empty_the_cache,
+    last_turn_timings,
+)
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import LlamaServerStandIn, serve, text_reply
 from tests.harness.real_engines import RealLlamaServer, start_llama_server
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
-
-
-def cache_share(timings: dict[str, Any]) -> float:
-    """The share of the prompt's tokens that came from the cache."""
-    return timings["cache_n"] / (timings["cache_n"] + timings["prompt_n"])
 
 
 async def new_thread(
@@ -89,35 +86,9 @@ async def turn(
     return started, first_word[0] if first_word else None
 
 
-def last_timings() -> dict[str, Any]:
-    """The first timings of the last turn's trace."""
-    events = trace.async_get_traces()[-1].as_dict()["events"]
-    return next(
-        timing
-        for event in events
-        if event["event_type"] == trace.ConversationTraceEventType.AGENT_DETAIL
-        for timing in event["data"].get("timings", ())
-    )
-
-
 def forget(hass: HomeAssistant, thread_id: str) -> None:
     """Clean up the thread's chat session as Home Assistant does after 5 minutes."""
     hass.data[chat_session.DATA_CHAT_SESSION].pop(thread_id).async_cleanup()
-
-
-async def empty_the_cache(server: RealLlamaServer, length: int) -> None:
-    """Send an unrelated prompt of about `length` tokens, evicting the cached one."""
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(
-            f"{server.url}/chat/completions",
-            json={
-                "messages": [{"role": "user", "content": "z" * length}],
-                "max_tokens": 1,
-            },
-        ) as response,
-    ):
-        await response.read()
 
 
 async def measure_cache(
@@ -144,12 +115,14 @@ async def measure_cache(
         await empty_the_cache(server, 4000)
         thread = await new_thread(hass, agent_id, user_id)
         await turn(hass, thread, f"Question {run}: what time is it?", user_id)
-        shares["cold prompt (baseline)"].append(cache_share(last_timings()))
+        shares["cold prompt (baseline)"].append(cache_share(last_turn_timings()))
         await turn(hass, thread, "And the weather?", user_id)
-        shares["turn 2 of a thread"].append(cache_share(last_timings()))
+        shares["turn 2 of a thread"].append(cache_share(last_turn_timings()))
         forget(hass, thread["thread_id"])
         await turn(hass, thread, "Thanks, and tomorrow?", user_id)
-        shares["turn 3, resumed (history rebuilt)"].append(cache_share(last_timings()))
+        shares["turn 3, resumed (history rebuilt)"].append(
+            cache_share(last_turn_timings())
+        )
     return shares
 
 

@@ -22,9 +22,7 @@ import shutil
 import tempfile
 from typing import Any
 
-import aiohttp
 from homeassistant.components import conversation
-from homeassistant.components.conversation import trace
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 import pytest
@@ -37,16 +35,15 @@ from custom_components.desktop_assistant.const import (
 )
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from tests.harness.agent_entry import async_add_agent
-from tests.harness.benchmark import command_line
+from tests.harness.benchmark import (
+    EXAMPLES,
+    cache_share,
+    command_line,
+    empty_the_cache,
+    last_turn_timings,
+)
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.real_engines import RealLlamaServer, start_llama_server
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
-
-
-def cache_share(timings: dict[str, Any]) -> float:
-    """The share of the prompt's tokens that came from the cache."""
-    return timings["cache_n"] / (timings["cache_n"] + timings["prompt_n"])
 
 
 async def ask(
@@ -56,29 +53,7 @@ async def ask(
     result = await conversation.async_converse(
         hass, text, conversation_id, Context(), "en", agent_id
     )
-    events = trace.async_get_traces()[-1].as_dict()["events"]
-    (timings, *_) = [
-        timing
-        for event in events
-        if event["event_type"] == trace.ConversationTraceEventType.AGENT_DETAIL
-        for timing in event["data"].get("timings", ())
-    ]
-    return result.conversation_id, timings
-
-
-async def empty_the_cache(server: RealLlamaServer, length: int) -> None:
-    """Send an unrelated prompt of about `length` tokens, evicting the cached one."""
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(
-            f"{server.url}/chat/completions",
-            json={
-                "messages": [{"role": "user", "content": "z" * length}],
-                "max_tokens": 1,
-            },
-        ) as response,
-    ):
-        await response.read()
+    return result.conversation_id, last_turn_timings()
 
 
 async def measure(server: RealLlamaServer, runs: int) -> dict[str, list[float]]:

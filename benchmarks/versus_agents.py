@@ -15,12 +15,10 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
 )
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.benchmark import EXAMPLES
 from tests.harness.llama_server import (
     MODEL_ID,
 )
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
-
 
 CORE = "llama_cpp"
 

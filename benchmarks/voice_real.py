@@ -32,7 +32,6 @@ from typing import Any
 
 import aiohttp
 from homeassistant.components.assist_pipeline import PipelineEventType
-from homeassistant.components.conversation import trace
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, EVENT_HOMEASSISTANT_START
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
@@ -46,6 +45,7 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
 )
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.benchmark import last_turn_timings
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.real_engines import (
     KOKORO_MODEL,
@@ -111,17 +111,6 @@ async def reported(log: Path, pattern: re.Pattern[str], question: int) -> float:
     raise SystemExit(f"{log} has no {pattern.pattern!r} for question {question}")
 
 
-def llama_timings() -> dict[str, Any]:
-    """llama-server's timings of the last conversation's first request."""
-    events = trace.async_get_traces()[-1].as_dict()["events"]
-    return next(
-        timing
-        for event in events
-        if event["event_type"] == trace.ConversationTraceEventType.AGENT_DETAIL
-        for timing in event["data"].get("timings", ())
-    )
-
-
 def text_times(run: Run) -> tuple[float, float, str]:
     """When the first content streamed, the first clause was written, and the reply.
 
@@ -162,7 +151,7 @@ async def measure(
         first_clause=first_clause - end,
         first_audio=run.first_audio_at - end,
         whisper=await reported(logs / "whisper.log", RELAY_LINE, question),
-        timings=llama_timings(),
+        timings=last_turn_timings(),
         kokoro=await reported(logs / "kokoro.log", KOKORO_LINE, question),
         heard=run.one(PipelineEventType.STT_END)["stt_output"]["text"],
         answer=answer,

@@ -55,16 +55,37 @@ async def async_register_panel(hass: HomeAssistant) -> None:
     await hass.http.async_register_static_paths(
         [StaticPathConfig(STATIC_URL, str(FRONTEND), cache_headers=False)]
     )
-    # The modules' hash in the URL: a browser never runs an old panel after an update.
+    await async_register_page(
+        hass,
+        PANEL_URL_PATH,
+        PANEL_ELEMENT,
+        "panel.js",
+        ("Assistant", "mdi:account-voice"),
+        require_admin=True,
+    )
+
+
+async def async_register_page(
+    hass: HomeAssistant,
+    url_path: str,
+    element: str,
+    module: str,
+    sidebar: tuple[str, str],
+    *,
+    require_admin: bool,
+) -> None:
+    """Add a sidebar entry (title, icon) whose page is one of frontend/'s modules."""
+    # The modules' hash in the URL: a browser never runs an old page after an update.
     digest = await hass.async_add_executor_job(modules_digest)
+    title, icon = sidebar
     await panel_custom.async_register_panel(
         hass,
-        frontend_url_path=PANEL_URL_PATH,
-        webcomponent_name=PANEL_ELEMENT,
-        module_url=f"{STATIC_URL}/panel.js?v={digest}",
-        sidebar_title="Assistant",
-        sidebar_icon="mdi:account-voice",
-        require_admin=True,
+        frontend_url_path=url_path,
+        webcomponent_name=element,
+        module_url=f"{STATIC_URL}/{module}?v={digest}",
+        sidebar_title=title,
+        sidebar_icon=icon,
+        require_admin=require_admin,
     )
 
 

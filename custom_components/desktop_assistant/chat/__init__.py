@@ -8,12 +8,11 @@ conversation of the record with an owner (`chat_threads`, `SCHEMA`).
 
 from typing import Final
 
-from homeassistant.components import panel_custom
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP
 from homeassistant.core import HomeAssistant
 
 # Chat's modules are the panel's, served from its static path.
-from ..panel import STATIC_URL, modules_digest
+from ..panel import async_register_page
 from ..runtime import DATA_CHAT
 from ..store import Store
 from .schema import SCHEMA
@@ -33,14 +32,11 @@ async def async_setup_chat(hass: HomeAssistant, store: Store) -> None:
     async_register_commands(hass)
     if "frontend" not in hass.config.components:
         return
-    # The modules' hash in the URL: a browser never runs an old page.
-    digest = await hass.async_add_executor_job(modules_digest)
-    await panel_custom.async_register_panel(
+    await async_register_page(
         hass,
-        frontend_url_path=CHAT_URL_PATH,
-        webcomponent_name=CHAT_ELEMENT,
-        module_url=f"{STATIC_URL}/chat.js?v={digest}",
-        sidebar_title="Chat",
-        sidebar_icon="mdi:chat-processing",
+        CHAT_URL_PATH,
+        CHAT_ELEMENT,
+        "chat.js",
+        ("Chat", "mdi:chat-processing"),
         require_admin=False,
     )
