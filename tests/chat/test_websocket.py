@@ -129,10 +129,16 @@ async def test_a_page_opened_mid_turn_gets_what_it_missed(
     assert events[-1] == {"type": "end", "stopped": True}
     await hass.async_block_till_done()
     thread = (await command(reloaded, "get", thread_id=thread_id))["result"]
-    # Stopped: the record keeps the question and why it ended.
-    assert [(e["kind"], e.get("text"), e.get("fault")) for e in thread["entries"]] == [
-        ("user", "Tell me", None),
-        ("fault", None, "cancelled"),
+    # Stopped: the record keeps the question, what was streamed of the
+    # answer (interrupted) and why it ended.
+    entries = [
+        (e["kind"], e.get("text"), e.get("fault"), e.get("interrupted"))
+        for e in thread["entries"]
+    ]
+    assert entries == [
+        ("user", "Tell me", None, None),
+        ("assistant", "First words", None, True),
+        ("fault", None, "cancelled", None),
     ]
 
 

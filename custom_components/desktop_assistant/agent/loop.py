@@ -84,6 +84,8 @@ class ToolLoop:
                 ),
             ):
                 pass
+            # The round's text is in the chat log now.
+            turn.unfinished = ""
             if (
                 turn.fault
                 or not chat_log.unresponded_tool_results
@@ -151,6 +153,7 @@ class ToolLoop:
                 for delta in answer.read(chunk):
                     streamed_text = streamed_text or "content" in delta
                     turn.spoke = turn.spoke or streamed_text
+                    turn.unfinished += delta.get("content") or ""
                     yield delta
         except LlamaServerError as err:
             _LOGGER.warning(
@@ -175,6 +178,8 @@ class ToolLoop:
             ):
                 yield delta
             return
+        # The text joins the chat log with the calls, before they run.
+        turn.unfinished = ""
         async for delta in self._async_calls(turn, calls, offered, streamed_text):
             yield delta
 

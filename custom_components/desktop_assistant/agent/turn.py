@@ -71,6 +71,7 @@ async def async_answer(
                 turn.fault_sentence,
                 server=answered.name if answered else None,
                 model=answered.model if answered else None,
+                unfinished=turn.unfinished,
             )
 
 

@@ -33,6 +33,9 @@ class Turn:
     fault_sentence: str | None = None
     # Whether any text of the turn has been streamed (the person saw it).
     spoke: bool = False
+    # Text of the reply being streamed that the chat log does not hold yet:
+    # a stopped turn's record keeps it, marked interrupted.
+    unfinished: str = ""
     timings: list[dict[str, Any]] = field(default_factory=list)
     # Event loop time by which the turn must be answered.
     deadline: float | None = None

@@ -317,11 +317,14 @@ class TurnRecording:
         *,
         server: str | None = None,
         model: str | None = None,
+        unfinished: str = "",
     ) -> None:
         """Record the question, replies, tool calls and fault of the turn.
 
         `fault_sentence` is what the agent said about the fault, if anything;
-        `server` and `model` answered it, and are kept with its replies.
+        `server` and `model` answered it, and are kept with its replies;
+        `unfinished` is the text of a reply the turn stopped in, kept as an
+        interrupted reply.
 
         One write per turn, queued when the turn is over: while it runs, the
         database work does not compete with it.
@@ -335,7 +338,11 @@ class TurnRecording:
             if entry.kind == "assistant"
             else entry
             for entry in turn_entries(
-                self.chat_log.content[self.index :], fault, fault_sentence, now
+                self.chat_log.content[self.index :],
+                fault,
+                fault_sentence,
+                now,
+                unfinished,
             )
         ]
         self.record.async_enqueue_turn(

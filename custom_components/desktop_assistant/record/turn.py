@@ -24,13 +24,15 @@ def turn_entries(
     fault: str | None,
     fault_sentence: str | None,
     now: float,
+    unfinished: str = "",
 ) -> list[Entry]:
     """The entries of the chat log content after the person's question.
 
     Replies are the assistant's texts; each tool call is one entry with its
     result (cut to MAX_TOOL_RESULT characters). A fault ends the turn: the
     fault message the agent appended to the reply is split off into a fault
-    entry, and the reply before it is marked interrupted.
+    entry, and the reply before it is marked interrupted. The text of a
+    reply the turn stopped in (`unfinished`) is such a reply too.
     """
     results = {
         item.tool_call_id: item
@@ -56,6 +58,10 @@ def turn_entries(
                     tool_error=None if result is None else result.result.error,
                 )
             )
+    if unfinished.strip():
+        entries.append(
+            Entry(kind="assistant", at=now, text=unfinished.strip(), interrupted=True)
+        )
     if fault is not None:
         entries = split_fault(entries, fault, fault_sentence, now)
     return entries
