@@ -8,12 +8,14 @@ import asyncio
 from datetime import time as dt_time, timedelta
 import json
 from pathlib import Path
+import sqlite3
 from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 import pytest
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
@@ -23,7 +25,7 @@ from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.memory.nightly import runs as nightly_runs
 from custom_components.desktop_assistant.runtime import DATA_STORE
 from custom_components.desktop_assistant.store import DB_FILE, in_order, transaction
-from custom_components.desktop_assistant.store.store import connect
+from custom_components.desktop_assistant.store.store import REOPEN_DELAY, connect
 
 # Memory's migration that handed the nightly runs' outcomes to the jobs.
 NIGHTLY_RUNS_VERSION = 8
@@ -248,3 +250,39 @@ async def test_nightly_runs_kept_before_the_jobs_show_on_the_jobs_page(
         page_id=change["page_id"],
     )
     assert reverted["result"] == {"page_id": change["page_id"], "reverted": "deleted"}
+
+
+def make_database_a_kill_left(path: Path) -> None:
+    """A database whose retention run was in progress when Home Assistant died.
+
+    Of the schema before memory's runs moved, so that the start migrates it
+    and a lock keeps the store closed.
+    """
+    before = tuple(m for m in in_order(SCHEMAS) if m.version < NIGHTLY_RUNS_VERSION)
+    connection = connect(path, before)
+    with transaction(connection):
+        connection.execute(
+            "INSERT INTO job_runs (job, trigger, started_at, outcome) "
+            "VALUES ('retention', 'schedule', 1000.0, 'running')"
+        )
+    connection.close()
+
+
+@pytest.mark.freeze_time("2026-11-20 20:00:00+00:00")
+async def test_a_run_a_kill_left_ends_interrupted_once_a_locked_store_opens(
+    hass: HomeAssistant, freezer: Any
+) -> None:
+    path = Path(hass.config.path(DOMAIN, DB_FILE))
+    await hass.async_add_executor_job(make_database_a_kill_left, path)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # a database browser holding the file
+    assert await async_setup_component(hass, DOMAIN, {})
+    assert not hass.data[DATA_STORE].available
+    other.execute("ROLLBACK")
+    other.close()
+    freezer.tick(REOPEN_DELAY + 1)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert hass.data[DATA_STORE].available
+    (run,) = await runs_of(hass, "retention")
+    assert run["outcome"] == "failed: interrupted"
