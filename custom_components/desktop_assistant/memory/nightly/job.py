@@ -43,7 +43,7 @@ class NightlyJob:
 
     async def async_run(self, trigger: str, job_run: int | None) -> dict[str, Any]:
         """Run the pass; its run id (for revert), outcome and summary."""
-        answer = await self.nightly.async_run(trigger, job_run)
+        answer = await self.nightly.async_run(job_run)
         return answer | {"recorded_summary": without_quotes(answer.get("summary", {}))}
 
 

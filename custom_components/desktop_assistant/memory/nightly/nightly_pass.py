@@ -86,7 +86,7 @@ class RunSummary:
     refusals: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """The summary as stored with the run."""
+        """The summary as the run answers it (the registry keeps it without refusals)."""
         return asdict(self)
 
 
@@ -117,11 +117,11 @@ class NightlyPass:
         """Whether a run is in progress."""
         return self._lock.locked()
 
-    async def async_run(self, trigger: str, job_run: int | None) -> dict[str, Any]:
+    async def async_run(self, job_run: int | None) -> dict[str, Any]:
         """Run the pass now; a run while another runs is recorded as skipped.
 
         `job_run` is the jobs registry's id of the run, which keeps its
-        trigger, times, outcome and summary.
+        trigger, times, outcome and summary (`job.NightlyJob` runs it so).
         """
         if self._lock.locked():
             running = self._running
