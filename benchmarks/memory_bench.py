@@ -41,7 +41,7 @@ from custom_components.desktop_assistant.memory.nightly.prompts import (
     extraction_messages,
 )
 from custom_components.desktop_assistant.memory.page import PAGE_KINDS
-from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY
+from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY_JOB
 from custom_components.desktop_assistant.server.activity import async_get_activity
 from custom_components.desktop_assistant.server.client import LlamaServerClient
 from custom_components.desktop_assistant.server.generate import (
@@ -264,7 +264,7 @@ async def measure_sharing(
             time.time() - 7200,
         )
         pass_run = hass.async_create_task(
-            hass.data[DATA_NIGHTLY].async_run("benchmark")
+            hass.data[DATA_NIGHTLY_JOB].async_run("benchmark")
         )
         await asyncio.sleep(0.3)
         results["question during run_nightly"] = [

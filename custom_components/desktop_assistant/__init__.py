@@ -22,7 +22,7 @@ from .const import (
     DEFAULT_WAKE_WAIT,
     DOMAIN,
 )
-from .jobs import SCHEMA as JOBS_SCHEMA, async_setup_jobs
+from .jobs import SCHEMA as JOBS_SCHEMA, async_end_interrupted, async_setup_jobs
 from .llm import ToolFilesAPI
 from .memory import SCHEMA as MEMORY_SCHEMA, async_schedule_nightly, async_setup_memory
 from .panel import async_register_panel
@@ -68,6 +68,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
         async def opened() -> None:
             # Entries reload so that memory's sensor and schedule exist.
             record.async_start()
+            await async_end_interrupted(store)
             await async_setup_memory(hass)
             for entry in hass.config_entries.async_loaded_entries(DOMAIN):
                 hass.config_entries.async_schedule_reload(entry.entry_id)

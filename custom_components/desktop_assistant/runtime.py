@@ -68,3 +68,5 @@ DATA_STICKY: HassKey[dict[str, str]] = HassKey(f"{DOMAIN}_sticky_servers")
 DATA_ACTIVITY: HassKey[ServerActivity] = HassKey(f"{DOMAIN}_server_activity")
 # The registered jobs (jobs/), by name.
 DATA_JOBS: HassKey[dict[str, Job]] = HassKey(f"{DOMAIN}_jobs")
+# Job runs whose end the store refused (id -> outcome); the next run writes it.
+DATA_UNRECORDED_RUNS: HassKey[dict[int, str]] = HassKey(f"{DOMAIN}_unrecorded_runs")

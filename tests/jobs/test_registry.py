@@ -6,22 +6,30 @@ HA's harness; the Jobs page's commands go through HA's websocket API.
 
 import asyncio
 from datetime import time as dt_time, timedelta
+import json
 from pathlib import Path
+import sqlite3
 from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
 import pytest
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.jobs import async_register_job
 from custom_components.desktop_assistant.jobs.runs import adopt_runs, list_runs
+from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.memory.nightly import runs as nightly_runs
 from custom_components.desktop_assistant.runtime import DATA_STORE
-from custom_components.desktop_assistant.store import DB_FILE, in_order
-from custom_components.desktop_assistant.store.store import connect
+from custom_components.desktop_assistant.store import DB_FILE, in_order, transaction
+from custom_components.desktop_assistant.store.store import REOPEN_DELAY, connect
+
+# Memory's migration that handed the nightly runs' outcomes to the jobs.
+NIGHTLY_RUNS_VERSION = 8
+REFUSAL = "Anouk's birthday was lost"
 
 
 class MadeJob:
@@ -33,9 +41,11 @@ class MadeJob:
         self.running = False
         self.work = work
         self.triggers: list[str] = []
+        self.job_runs: list[int | None] = []
 
-    async def async_run(self, trigger: str) -> dict[str, Any]:
+    async def async_run(self, trigger: str, job_run: int | None) -> dict[str, Any]:
         self.triggers.append(trigger)
+        self.job_runs.append(job_run)
         self.running = True
         try:
             return await self.work()
@@ -95,6 +105,8 @@ async def test_a_registered_job_is_listed_run_now_and_recorded(
     assert done["result"] == {"outcome": "ok", "summary": {"cleaned": 3}}
     assert made.triggers == ["person"]
     (run,) = await runs_of(integration, "cleanup")
+    # The job is told its run's id, by which its owner keys what it keeps.
+    assert made.job_runs == [run["id"]]
     assert run["trigger"] == "person"
     assert run["summary"] == {"cleaned": 3}
 
@@ -161,26 +173,48 @@ def test_runs_handed_over_twice_are_kept_once(tmp_path: Path) -> None:
         }
         for day in range(3)
     ]
-    assert adopt_runs(connection, "nightly", earlier) == 3
-    assert adopt_runs(connection, "nightly", earlier) == 0
+    first = adopt_runs(connection, "nightly", earlier)
+    assert sorted(first) == [1000.0, 1001.0, 1002.0]
+    assert adopt_runs(connection, "nightly", earlier) == first
     kept = list_runs(connection, "nightly")
     connection.close()
     assert [run["summary"]["notes"] for run in kept] == [2, 1, 0]
+    assert [run["id"] for run in kept] == [first[1002.0], first[1001.0], first[1000.0]]
 
 
 def make_database_with_nightly_runs(path: Path) -> None:
-    """A database whose nightly runs were kept by memory alone, as before the jobs."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = connect(path, in_order(SCHEMAS))
-    for day, outcome in enumerate(("ok", "no_server")):
-        run = nightly_runs.insert_run(connection, "schedule", 1000.0 + day)
-        nightly_runs.finish_run(
+    """A database whose nightly runs were kept by memory alone, as before the jobs.
+
+    Its first run created a page, which revert can still delete.
+    """
+    before = tuple(m for m in in_order(SCHEMAS) if m.version < NIGHTLY_RUNS_VERSION)
+    connection = connect(path, before)
+    with transaction(connection):
+        page = pages.create_page(
             connection,
-            run,
-            duration=5.0,
-            outcome=outcome,
-            summary={"notes": day, "refusals": ["Anouk's birthday was lost"]},
-            detail={},
+            "Anouk",
+            "person",
+            text="Sara's sister.\n",
+            aliases=[],
+            now=900.0,
+            author="nightly",
+        )
+        for day, outcome in enumerate(("ok", "no_server")):
+            connection.execute(
+                "INSERT INTO nightly_runs (trigger, started_at, duration, outcome, "
+                "summary) VALUES ('schedule', ?, 5.0, ?, ?)",
+                (
+                    1000.0 + day,
+                    outcome,
+                    json.dumps({"notes": day, "refusals": [REFUSAL]}),
+                ),
+            )
+        nightly_runs.record_change(
+            connection,
+            1,
+            nightly_runs.PageChange(
+                page.id, page.name, "create", None, page.text, None, page.revision
+            ),
         )
     connection.close()
 
@@ -199,3 +233,56 @@ async def test_nightly_runs_kept_before_the_jobs_show_on_the_jobs_page(
         ("ok", {"notes": 0}),
     ]
     assert nightly["runs"][0]["started_at"] == 1001.0
+
+    # The Nightly page lists them too, and still reverts what they changed.
+    listed = await command(client, type=f"{DOMAIN}/memory/runs/list")
+    first = listed["result"]["runs"][-1]
+    assert (first["outcome"], first["started_at"]) == ("ok", 1000.0)
+    run = await command(
+        client, type=f"{DOMAIN}/memory/runs/get", run_id=first["run_id"]
+    )
+    (change,) = run["result"]["pages"]
+    assert run["result"]["detail"]["refusals"] == [REFUSAL]
+    reverted = await command(
+        client,
+        type=f"{DOMAIN}/memory/runs/revert",
+        run_id=first["run_id"],
+        page_id=change["page_id"],
+    )
+    assert reverted["result"] == {"page_id": change["page_id"], "reverted": "deleted"}
+
+
+def make_database_a_kill_left(path: Path) -> None:
+    """A database whose retention run was in progress when Home Assistant died.
+
+    Of the schema before memory's runs moved, so that the start migrates it
+    and a lock keeps the store closed.
+    """
+    before = tuple(m for m in in_order(SCHEMAS) if m.version < NIGHTLY_RUNS_VERSION)
+    connection = connect(path, before)
+    with transaction(connection):
+        connection.execute(
+            "INSERT INTO job_runs (job, trigger, started_at, outcome) "
+            "VALUES ('retention', 'schedule', 1000.0, 'running')"
+        )
+    connection.close()
+
+
+@pytest.mark.freeze_time("2026-11-20 20:00:00+00:00")
+async def test_a_run_a_kill_left_ends_interrupted_once_a_locked_store_opens(
+    hass: HomeAssistant, freezer: Any
+) -> None:
+    path = Path(hass.config.path(DOMAIN, DB_FILE))
+    await hass.async_add_executor_job(make_database_a_kill_left, path)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # a database browser holding the file
+    assert await async_setup_component(hass, DOMAIN, {})
+    assert not hass.data[DATA_STORE].available
+    other.execute("ROLLBACK")
+    other.close()
+    freezer.tick(REOPEN_DELAY + 1)
+    async_fire_time_changed(hass)
+    await hass.async_block_till_done(wait_background_tasks=True)
+    assert hass.data[DATA_STORE].available
+    (run,) = await runs_of(hass, "retention")
+    assert run["outcome"] == "failed: interrupted"

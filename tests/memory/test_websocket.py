@@ -9,7 +9,10 @@ import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import Memory, pages
-from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY
+from custom_components.desktop_assistant.runtime import (
+    DATA_MEMORY,
+    DATA_NIGHTLY_JOB,
+)
 from tests.harness.agent import Agent
 from tests.harness.llama_server import text_reply
 from tests.harness.memory_seed import add_page
@@ -263,7 +266,7 @@ async def test_run_now_while_running_is_in_progress(
     agent.server.script = [
         text_reply('{"rewrite": [], "create": [], "merge": []}', delay=0.5)
     ]
-    running = hass.async_create_task(hass.data[DATA_NIGHTLY].async_run("test"))
+    running = hass.async_create_task(hass.data[DATA_NIGHTLY_JOB].async_run("test"))
     await agent.server.chat_received.wait()
     assert await client.error("runs/run_now") == "in_progress"
     assert (await client.result("runs/list"))["running"] is True
@@ -348,8 +351,11 @@ async def test_delete_forever_removes_the_text_from_the_runs_too(
     ]
     ran = await client.result("runs/run_now")
     assert ran["summary"]["consolidation"] == "applied_second"
-    before = json.dumps(await client.result("runs/get", run_id=ran["run_id"]))
-    assert "4711" in before
+    before = await client.result("runs/get", run_id=ran["run_id"])
+    assert "4711" in json.dumps(before)
+    # The refusal quotes the line; memory keeps it, the jobs' runs never do.
+    assert any("4711" in refusal for refusal in before["detail"]["refusals"])
+    assert "4711" not in json.dumps(await hass.data[DATA_NIGHTLY_JOB].async_runs(50))
     await delete_forever(hass, client, page["page_id"], "Front door")
     after = await client.result("runs/get", run_id=ran["run_id"])
     assert "4711" not in json.dumps(after)

@@ -268,9 +268,9 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
     assert await async_setup_component(hass, DOMAIN, {})
     assert hass.data[DATA_STORE].available
     assert issue_ids(hass) == set()
-    # Versions 1 and 2 are not run again; 3 to 7 are added: memory's
+    # Versions 1 and 2 are not run again; 3 to 8 are added: memory's
     # extraction queue, the server and model of each reply, tool and job
-    # runs, chat threads.
+    # runs, chat threads, nightly runs keyed by the jobs' runs.
     assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
         (LATEST,)
     ]
@@ -290,6 +290,9 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
         "chat_threads",
         "chat_threads_by_user",
         "sqlite_autoindex_chat_threads_1",
+        "nightly_runs",
+        "nightly_runs_by_job_run",
+        "nightly_runs_set_aside",
     }
     assert await hass.async_add_executor_job(
         read, path, "SELECT conversation_id, last_entry FROM extracted_conversations"

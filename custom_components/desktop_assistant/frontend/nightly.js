@@ -47,7 +47,8 @@ export class NightlyView extends View {
         ? runs.map((run) =>
             h(
               "li",
-              { "data-run": run.run_id, onclick: () => this.panel.go("nightly", run.run_id) },
+              // A run memory could not record (its database failed) has no changes to open.
+              run.run_id === null ? {} : { "data-run": run.run_id, onclick: () => this.panel.go("nightly", run.run_id) },
               h(
                 "div",
                 {},

@@ -1,7 +1,7 @@
 """The jobs' table in `assistant.db`: every run of every registered job.
 
-Memory's nightly pass keeps, besides, what each of its runs changed
-(`nightly_runs`), for its Nightly page and revert.
+An owner that keeps more of a run (memory: what a nightly run changed, for
+revert) keys it by the run's id here, through the registry's functions.
 """
 
 from typing import Final

@@ -28,7 +28,7 @@ from ..store import StoreError
 from .errors import ERROR_CODES
 from .household import Memory
 from .nightly import extraction, runs
-from .nightly.job import NightlyJob, async_register_run_nightly, without_quotes
+from .nightly.job import NightlyJob, async_register_run_nightly
 from .nightly.nightly_pass import NightlyPass
 from .nightly.queue import async_queue_unread
 from .nightly.schedule import NightlySchedule, schedule_entry
@@ -49,8 +49,6 @@ __all__ = [
 _LOGGER = logging.getLogger(__name__)
 
 STATE_QUEUE_FILLED = "queue_filled"
-# Set once the runs kept before the jobs registry kept them were handed to it.
-STATE_RUNS_HANDED_OVER = "runs_handed_to_jobs"
 
 
 async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
@@ -67,10 +65,6 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     memory = Memory(hass, store)
     try:
         await memory.async_load()
-        if interrupted := await memory.async_write(
-            lambda connection, now: runs.end_interrupted(connection)
-        ):
-            _LOGGER.info("Marked %s nightly run(s) a stop interrupted", interrupted)
     except StoreError:
         return None
     nightly = NightlyPass(hass, memory)
@@ -79,7 +73,7 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     hass.data[DATA_MEMORY] = memory
     hass.data[DATA_NIGHTLY] = nightly
     hass.data[DATA_NIGHTLY_JOB] = job
-    hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly, job.async_run)
+    hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly, job)
     async_register_commands(hass)
 
     @callback
@@ -94,27 +88,22 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
 
 
 async def _async_hand_over_runs(memory: Memory, job: RegisteredJob) -> None:
-    """Hand the jobs registry, once, the runs memory kept before it kept them.
+    """Hand the jobs registry the runs memory kept before it kept them.
 
     A database from before the registry has the pass's runs only in memory's
-    own table; the Jobs page shows them after the upgrade. A store fault
-    leaves it for the next start.
+    own rows, set aside by the migration; the registry keeps them from then
+    on, and each row here is keyed by the registry's id of it, so that the
+    Nightly page lists and reverts them. A store fault leaves it for the
+    next start.
     """
     try:
-        if await memory.async_read(
-            lambda connection: runs.get_state(connection, STATE_RUNS_HANDED_OVER)
-        ):
+        earlier = await memory.async_read(runs.set_aside_runs)
+        if not earlier:
             return
-        earlier = await memory.async_read(
-            lambda connection: runs.list_runs(connection, runs.KEEP_RUNS)
-        )
-        await job.async_adopt_runs(
-            [run | {"summary": without_quotes(run["summary"])} for run in earlier]
-        )
+        kept = await job.async_adopt_runs(earlier)
+        links = {run["run_id"]: kept.get(run["started_at"]) for run in earlier}
         await memory.async_write(
-            lambda connection, now: runs.set_state(
-                connection, STATE_RUNS_HANDED_OVER, "1"
-            )
+            lambda connection, now: runs.link_runs(connection, links)
         )
     except StoreError:
         _LOGGER.debug("The nightly runs are handed to the Jobs page at the next start")

@@ -64,15 +64,17 @@ def _forget_changes(
 
 
 def _forget_plans(connection: sqlite3.Connection, words: set[str]) -> None:
-    """Drop the refused plans and refusals that named the page or held a line of it."""
-    for run, summary_json, detail_json in connection.execute(
-        "SELECT id, summary, detail FROM nightly_runs"
+    """Drop the refused plans and refusals that named the page or held a line of it.
+
+    Both are in a run's detail: the jobs registry keeps no refusal.
+    """
+    for run, detail_json in connection.execute(
+        "SELECT id, detail FROM nightly_runs"
     ).fetchall():
-        summary: dict[str, Any] = json.loads(summary_json)
         detail: dict[str, Any] = json.loads(detail_json)
         plans = detail.get("refused_plans") or []
         kept = [plan for plan in plans if not _mentions(plan, words)]
-        refusals = summary.get("refusals") or []
+        refusals = detail.get("refusals") or []
         kept_refusals = [text for text in refusals if not _mentions(text, words)]
         if len(kept) == len(plans) and len(kept_refusals) == len(refusals):
             continue
@@ -80,10 +82,10 @@ def _forget_plans(connection: sqlite3.Connection, words: set[str]) -> None:
             detail["refused_plans"] = kept
             detail["forgotten_plans"] = len(plans) - len(kept)
         if refusals:
-            summary["refusals"] = kept_refusals
+            detail["refusals"] = kept_refusals
         connection.execute(
-            "UPDATE nightly_runs SET summary = ?, detail = ? WHERE id = ?",
-            (json.dumps(summary), json.dumps(detail), run),
+            "UPDATE nightly_runs SET detail = ? WHERE id = ?",
+            (json.dumps(detail), run),
         )
 
 

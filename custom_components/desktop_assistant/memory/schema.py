@@ -1,4 +1,4 @@
-"""Memory's tables in assistant.db (migrations 2 and 3, after the conversation record).
+"""Memory's tables in assistant.db (migrations 2, 3 and 8).
 
 A page's names (its name and aliases) live in `page_names`, keyed by the
 folded name, so two pages can never share a name ignoring case and accents.
@@ -7,6 +7,9 @@ latest. `page_search` indexes names and text for recall.
 Conversations that went quiet wait in `extraction_queue` for the nightly
 pass; `extracted_conversations` says how far it read each one, and of which
 conversation (`started_at`: a deleted id used again is a new conversation).
+A nightly run's trigger, times, outcome and summary are the jobs registry's
+(`job_runs`); `nightly_runs` keeps, by the registry's run id, what revert
+and Delete forever need: the changes and the `detail` (refusals included).
 """
 
 from typing import Final
@@ -102,7 +105,37 @@ CREATE TABLE extraction_queue (
 );
 """
 
+# The runs from before are set aside, without the refusals that quote pages,
+# for `_async_hand_over_runs` to give the registry; a run left running then
+# was interrupted. Its refusals move into its detail.
+NIGHTLY_RUNS_V8: Final = """
+CREATE TABLE nightly_runs_set_aside (
+    run INTEGER PRIMARY KEY,
+    trigger TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    duration REAL,
+    outcome TEXT NOT NULL,
+    summary TEXT NOT NULL
+);
+INSERT INTO nightly_runs_set_aside
+SELECT id, trigger, started_at, duration,
+    CASE outcome WHEN 'running' THEN 'failed: interrupted' ELSE outcome END,
+    json_remove(summary, '$.refusals')
+FROM nightly_runs;
+UPDATE nightly_runs
+SET detail = json_set(detail, '$.refusals', json_extract(summary, '$.refusals'))
+WHERE json_type(summary, '$.refusals') = 'array';
+ALTER TABLE nightly_runs DROP COLUMN trigger;
+ALTER TABLE nightly_runs DROP COLUMN started_at;
+ALTER TABLE nightly_runs DROP COLUMN duration;
+ALTER TABLE nightly_runs DROP COLUMN outcome;
+ALTER TABLE nightly_runs DROP COLUMN summary;
+ALTER TABLE nightly_runs ADD COLUMN job_run INTEGER;
+CREATE UNIQUE INDEX nightly_runs_by_job_run ON nightly_runs (job_run);
+"""
+
 SCHEMA: Final = (
     Migration(2, "long-term memory", MEMORY_V2),
     Migration(3, "extraction queue", MEMORY_V3),
+    Migration(8, "nightly runs recorded by the jobs registry", NIGHTLY_RUNS_V8),
 )

@@ -27,7 +27,7 @@ from ..websocket_commands import (
 from . import pages
 from .detail import page_detail
 from .errors import ERROR_CODES, PageError
-from .nightly.runs import OUTCOMES, get_run, list_runs
+from .nightly.runs import OUTCOMES, get_run, run_ids
 from .page import PAGE_KINDS, Page, get_page
 from .pages import NAME_CHARS
 
@@ -229,11 +229,19 @@ def websocket_restore_revision(
 async def websocket_list_runs(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
-    """The most recent runs, and whether one is running."""
+    """The most recent runs, as the jobs registry keeps them, and whether one runs.
+
+    Each run's `run_id` is memory's, which revert takes; None when memory
+    did not record the run (the database failed).
+    """
+    listed = await hass.data[DATA_NIGHTLY_JOB].async_runs(msg["limit"])
+    ids = await hass.data[DATA_MEMORY].async_read(
+        lambda db: run_ids(db, [run["id"] for run in listed])
+    )
+    for run in listed:
+        run["run_id"] = ids.get(run.pop("id"))
     return {
-        "runs": await hass.data[DATA_MEMORY].async_read(
-            lambda db: list_runs(db, msg["limit"])
-        ),
+        "runs": listed,
         "running": hass.data[DATA_NIGHTLY].running,
     }
 
@@ -246,6 +254,13 @@ async def websocket_get_run(
 ) -> dict[str, Any]:
     """A run with its changes; each source says whether the record still has it."""
     run = await hass.data[DATA_MEMORY].async_read(lambda db: get_run(db, msg["run_id"]))
+    job_run = run.pop("job_run")
+    job = hass.data[DATA_NIGHTLY_JOB]
+    recorded = None if job_run is None else await job.async_get_run(job_run)
+    if recorded is None:
+        raise PageError("not_found", f"the jobs no longer keep run {msg['run_id']}")
+    del recorded["id"]
+    run |= recorded
     record = hass.data[DATA_RECORD]
     for change in run["pages"]:
         sources = []

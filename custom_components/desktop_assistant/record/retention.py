@@ -31,7 +31,7 @@ class RetentionJob:
         self.record = record
         self.running = False
 
-    async def async_run(self, trigger: str) -> dict[str, Any]:
+    async def async_run(self, trigger: str, job_run: int | None) -> dict[str, Any]:
         """Delete the conversations past their retention; say how many."""
         self.running = True
         try:

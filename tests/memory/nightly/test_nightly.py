@@ -43,7 +43,7 @@ from custom_components.desktop_assistant.store import DB_FILE
 from tests.harness.agent import Agent
 from tests.harness.agent_entry import async_add_agent
 from tests.harness.llama_server import text_reply
-from tests.harness.memory_seed import Said, add_conversation, add_page
+from tests.harness.memory_seed import Said, add_conversation, add_page, nightly_runs
 
 pytestmark = pytest.mark.llm_apis(DOMAIN)
 
@@ -477,7 +477,7 @@ async def test_runs_never_overlap(hass: HomeAssistant, agent: Agent) -> None:
     second = await run(hass)
     assert second["outcome"] == "skipped"
     assert (await first)["outcome"] == "ok"
-    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    listed = await nightly_runs(hass, 10)
     # Newest first: the skipped run was recorded while the first still ran.
     assert [r["outcome"] for r in listed] == ["skipped", "ok"]
 
@@ -487,22 +487,30 @@ async def test_only_the_last_fifty_runs_are_kept(
 ) -> None:
     for _ in range(52):
         await run(hass)
-    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 100))
+    listed = await nightly_runs(hass, 100)
     assert len(listed) == 50
+    # Memory keeps what revert needs of the same fifty.
+    assert None not in [r["run_id"] for r in listed]
+    assert len(await memory_rows(hass)) == runs.KEEP_RUNS
+
+
+async def memory_rows(hass: HomeAssistant) -> list[int]:
+    """The ids of the runs memory keeps."""
+    return await memory_of(hass).async_read(
+        lambda c: [row[0] for row in c.execute("SELECT id FROM nightly_runs")]
+    )
 
 
 async def test_runs_skipped_meanwhile_never_push_out_the_running_run(
     hass: HomeAssistant, agent: Agent
 ) -> None:
     memory = memory_of(hass)
-    running = await memory.async_write(
-        lambda c, now: runs.insert_run(c, "schedule", now)
-    )
+    running = await memory.async_write(lambda c, now: runs.insert_run(c, None))
     for _ in range(runs.KEEP_RUNS + 5):  # an automation asking again and again
-        await memory.async_write(lambda c, now: runs.record_skipped(c, "action", now))
-    listed = await memory.async_read(lambda c: runs.list_runs(c, 100))
-    assert len(listed) == runs.KEEP_RUNS + 1
-    assert running in [r["run_id"] for r in listed]
+        await memory.async_write(lambda c, now: runs.record_skipped(c, None, running))
+    kept = await memory_rows(hass)
+    assert len(kept) == runs.KEEP_RUNS + 1
+    assert running in kept
 
 
 async def settled_triggers(hass: HomeAssistant) -> list[str]:
@@ -511,7 +519,7 @@ async def settled_triggers(hass: HomeAssistant) -> list[str]:
     A start at the pass's very second runs it then, as Home Assistant would.
     """
     await hass.async_block_till_done(wait_background_tasks=True)
-    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    listed = await nightly_runs(hass, 10)
     return [r["trigger"] for r in listed]
 
 
@@ -584,7 +592,7 @@ async def test_a_run_missed_while_down_runs_soon_after_start(
     freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
     async_fire_time_changed(hass)
     await hass.async_block_till_done()
-    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    listed = await nightly_runs(hass, 10)
     assert [r["trigger"] for r in listed] == ["catch_up"]
     assert not await nightly.async_missed(at, dt_util.now())
 
@@ -607,7 +615,7 @@ async def test_a_locked_database_at_start_checks_for_a_missed_run_later(
 
     # The check again, then the catch-up it finds missed.
     await wait_out_the_catch_up_delay(hass, freezer, times=2)
-    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    listed = await nightly_runs(hass, 10)
     assert [r["trigger"] for r in listed] == ["catch_up"]
 
 
@@ -624,7 +632,7 @@ async def test_a_check_that_outlives_its_schedule_sets_no_timer(
     release(other)
 
     await wait_out_the_catch_up_delay(hass, freezer, times=2)
-    assert await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10)) == []
+    assert await nightly_runs(hass, 10) == []
 
 
 @START_INSTANTS
@@ -721,7 +729,7 @@ async def test_nightly_off_schedules_nothing(
     freezer.tick(timedelta(seconds=CATCH_UP_DELAY + 1))
     async_fire_time_changed(hass)
     await hass.async_block_till_done()
-    assert await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10)) == []
+    assert await nightly_runs(hass, 10) == []
 
 
 def test_the_plan_request_is_bounded() -> None:
@@ -822,7 +830,7 @@ async def test_a_run_takes_its_duration_from_one_clock_that_is_never_set(
     agent.server.script = [set_back_a_month_then_answer, answer(NO_PLAN)]
     result = await run(hass)
     assert agent.server.chat_requests  # the clock was set back during the run
-    (listed,) = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    (listed,) = await nightly_runs(hass, 10)
     assert listed["run_id"] == result["run_id"]
     assert 0.0 <= listed["duration"] < 3600.0
     (logged,) = [r.getMessage() for r in caplog.records if "Nightly pass" in r.msg]
@@ -852,7 +860,7 @@ async def test_a_run_whose_end_cannot_be_written_is_ended_by_the_next(
 
     agent.server.script = [answer({"notes": []}), answer(NO_PLAN)]
     assert (await run(hass))["outcome"] == "ok"
-    listed = await memory_of(hass).async_read(lambda c: runs.list_runs(c, 10))
+    listed = await nightly_runs(hass, 10)
     outcomes = {r["run_id"]: r["outcome"] for r in listed}
     assert outcomes[first["run_id"]] == "failed: database locked"
-    assert runs.RUNNING not in outcomes.values()
+    assert "running" not in outcomes.values()

@@ -23,11 +23,12 @@ from custom_components.desktop_assistant.memory.page import find_page, profile_p
 from custom_components.desktop_assistant.runtime import (
     DATA_MEMORY,
     DATA_NIGHTLY,
+    DATA_NIGHTLY_JOB,
     DATA_RECORD,
 )
 from tests.harness.agent import Agent
 from tests.harness.llama_server import Reply, error_body, text_reply
-from tests.harness.memory_seed import Said, add_conversation, add_page
+from tests.harness.memory_seed import Said, add_conversation, add_page, nightly_runs
 
 pytestmark = pytest.mark.llm_apis(DOMAIN)
 
@@ -99,7 +100,7 @@ def extraction_requests(agent: Agent) -> list[dict[str, Any]]:
 
 
 async def listed_runs(hass: HomeAssistant) -> list[dict[str, Any]]:
-    return await memory_of(hass).async_read(lambda c: runs.list_runs(c, 50))
+    return await nightly_runs(hass)
 
 
 async def test_a_conversation_longer_than_the_context_is_read_in_parts(
@@ -248,7 +249,7 @@ async def test_a_cancelled_run_ends_cancelled(
     await add_page(hass, "Anouk", "Sara's sister.\n")
     agent.server.script = [answer(NO_PLAN)]
     agent.server.script[0].delay = 30
-    task = hass.async_create_task(hass.data[DATA_NIGHTLY].async_run("test"))
+    task = hass.async_create_task(hass.data[DATA_NIGHTLY_JOB].async_run("test"))
     await agent.server.chat_received.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

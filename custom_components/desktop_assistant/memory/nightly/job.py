@@ -41,17 +41,17 @@ class NightlyJob:
         """Whether a run is in progress."""
         return self.nightly.running
 
-    async def async_run(self, trigger: str) -> dict[str, Any]:
+    async def async_run(self, trigger: str, job_run: int | None) -> dict[str, Any]:
         """Run the pass; its run id (for revert), outcome and summary."""
-        answer = await self.nightly.async_run(trigger)
+        answer = await self.nightly.async_run(job_run)
         return answer | {"recorded_summary": without_quotes(answer.get("summary", {}))}
 
 
 def without_quotes(summary: dict[str, Any]) -> dict[str, Any]:
     """A run's summary as the Jobs page keeps it: its counts.
 
-    The refusals quote pages, which Delete forever scrubs from memory's own
-    runs only (memory/forget.py).
+    The refusals quote pages: memory keeps them in its run's detail, where
+    Delete forever scrubs them (memory/forget.py).
     """
     return {key: value for key, value in summary.items() if key != "refusals"}
 

@@ -3,8 +3,9 @@
 It runs at a time of day (an entry option), on `desktop_assistant.run_nightly`,
 and once soon after start when HA was down at the scheduled time. It talks to
 llama-server through `generate.Generator`, stepping aside for conversations.
-Every run ends `ok`, `no_server`, `cancelled` or `failed: <reason>`; a run left
-`running` is ended at the next start (a kill) or by the next run (a store fault).
+Every run ends `ok`, `no_server`, `cancelled` or `failed: <reason>`; the jobs
+registry records it, and ends a run left `running` at the next start (a kill)
+or by the next run (a store fault).
 """
 
 import asyncio
@@ -85,7 +86,7 @@ class RunSummary:
     refusals: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """The summary as stored with the run."""
+        """The summary as the run answers it (the registry keeps it without refusals)."""
         return asdict(self)
 
 
@@ -108,19 +109,24 @@ class NightlyPass:
         self.hass = hass
         self.memory = memory
         self._lock = asyncio.Lock()
-        # Runs whose end the store refused (id -> outcome); the next run writes it.
-        self._unrecorded: dict[int, str] = {}
+        # The row of the run in progress, which a skipped run never pushes out.
+        self._running: int | None = None
 
     @property
     def running(self) -> bool:
         """Whether a run is in progress."""
         return self._lock.locked()
 
-    async def async_run(self, trigger: str) -> dict[str, Any]:
-        """Run the pass now; a run while another runs is recorded as skipped."""
+    async def async_run(self, job_run: int | None) -> dict[str, Any]:
+        """Run the pass now; a run while another runs is recorded as skipped.
+
+        `job_run` is the jobs registry's id of the run, which keeps its
+        trigger, times, outcome and summary (`job.NightlyJob` runs it so).
+        """
         if self._lock.locked():
+            running = self._running
             run_id = await self.memory.async_write(
-                lambda connection, now: runs.record_skipped(connection, trigger, now)
+                lambda db, now: runs.record_skipped(db, job_run, running)
             )
             return {
                 "run_id": run_id,
@@ -128,24 +134,24 @@ class NightlyPass:
                 "summary": dict(runs.SKIPPED_SUMMARY),
             }
         async with self._lock:
-            return await self._async_run_locked(trigger)
+            try:
+                return await self._async_run_locked(job_run)
+            finally:
+                self._running = None
 
-    async def _async_run_locked(self, trigger: str) -> dict[str, Any]:
+    async def _async_run_locked(self, job_run: int | None) -> dict[str, Any]:
         started = monotonic_seconds()
-        unrecorded = dict(self._unrecorded)
         run = Run(
-            await self.memory.async_write(
-                lambda db, now: runs.start_run(db, trigger, now, unrecorded)
-            )
+            await self.memory.async_write(lambda db, now: runs.insert_run(db, job_run))
         )
-        self._unrecorded.clear()
+        self._running = run.run_id
         try:
             outcome = await self._async_pass(run)
         except asyncio.CancelledError:
             # HA is stopping: the run's row says so before the task ends.
             await asyncio.shield(self._async_finish(run, "cancelled", started))
             raise
-        await self._async_finish(run, outcome, started)
+        outcome = await self._async_finish(run, outcome, started)
         return {
             "run_id": run.run_id,
             "outcome": outcome,
@@ -177,19 +183,14 @@ class NightlyPass:
             return f"failed: {type(err).__name__}"
         return failure or "ok"
 
-    async def _async_finish(self, run: Run, outcome: str, started: float) -> None:
+    async def _async_finish(self, run: Run, outcome: str, started: float) -> str:
+        """Write the run's detail; answer its outcome, a database fault if refused."""
         duration = monotonic_seconds() - started
-        summary = run.summary.as_dict()
+        # The refusals quote pages: memory keeps them, where Delete forever scrubs.
+        detail = run.detail | {"refusals": run.summary.refusals}
 
         def work(connection: sqlite3.Connection, now: float) -> int:
-            runs.finish_run(
-                connection,
-                run.run_id,
-                duration=duration,
-                outcome=outcome,
-                summary=summary,
-                detail=run.detail,
-            )
+            runs.finish_run(connection, run.run_id, detail=detail)
             failed = int(runs.get_state(connection, STATE_FAILED_RUNS) or 0)
             failed = failed + 1 if outcome.startswith("failed") else 0
             runs.set_state(connection, STATE_FAILED_RUNS, str(failed))
@@ -198,10 +199,11 @@ class NightlyPass:
         try:
             self._report_failing(await self.memory.async_write(work), outcome)
         except StoreError as err:  # reported by the store already
-            outcome = self._unrecorded[run.run_id] = f"failed: database {err.kind}"
+            outcome = f"failed: database {err.kind}"
         _LOGGER.info(
             "Nightly pass %s in %.1f s: %s", outcome, duration, run.summary.as_dict()
         )
+        return outcome
 
     def _report_failing(self, failed_runs: int, outcome: str) -> None:
         """Raise a Repairs issue when runs keep failing; clear it when one works."""

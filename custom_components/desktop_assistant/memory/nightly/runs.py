@@ -1,11 +1,12 @@
-"""Nightly runs in the database: their rows, what each changed, revert, forget.
+"""Nightly runs in the database: what each changed, for revert and forget.
 
 Every change a run makes is written with the change itself, so a run that
 stops midway (a kill, a fault) still has its record and the panel can
-revert it. The Jobs page reads each run's summary from the jobs registry's
-`job_runs` instead; memory's own rows of runs from before the registry
-are handed to it once (`list_runs`). Functions of a connection, run on the
-store's thread; no Home Assistant import.
+revert it. The jobs registry keeps each run's trigger, times, outcome and
+summary; a row here is keyed by the registry's id of its run (`job_run`).
+The runs from before the registry were set aside by the migration and are
+handed to it once (`set_aside_runs`, `link_runs`). Functions of a
+connection, run on the store's thread; no Home Assistant import.
 """
 
 from dataclasses import dataclass, field
@@ -18,11 +19,9 @@ from ..page import get_page
 from ..pages import delete_page, edit_page, restore_page
 
 KEEP_RUNS: Final = 50
-RUNNING: Final = "running"
-# The outcome of a run found running at start: HA stopped or was killed.
-INTERRUPTED: Final = "failed: interrupted"
 # What a run's outcome is: `ok`, `skipped`, `no_server`, `cancelled` or
-# `failed: <reason>` (the panel reads them from memory/describe).
+# `failed: <reason>` (the panel reads them from memory/describe); the jobs
+# registry keeps it.
 OUTCOMES: Final = ("running", "ok", "skipped", "no_server", "cancelled", "failed")
 SKIPPED_SUMMARY: Final = {"reason": "another run was in progress"}
 
@@ -148,114 +147,90 @@ def _page_changes(
     ]
 
 
-def insert_run(connection: sqlite3.Connection, trigger: str, now: float) -> int:
-    """Start a run's row; return its id."""
+def insert_run(connection: sqlite3.Connection, job_run: int | None) -> int:
+    """Start a run's row, by the registry's id of the run; return its id."""
     cursor = connection.execute(
-        "INSERT INTO nightly_runs (trigger, started_at, outcome) VALUES (?, ?, ?)",
-        (trigger, now, RUNNING),
+        "INSERT INTO nightly_runs (job_run) VALUES (?)", (job_run,)
     )
     return int(cursor.lastrowid or 0)
-
-
-def start_run(
-    connection: sqlite3.Connection,
-    trigger: str,
-    now: float,
-    unrecorded: dict[int, str],
-) -> int:
-    """Start a run's row, ending first the runs whose end could not be written."""
-    connection.executemany(
-        "UPDATE nightly_runs SET outcome = ? WHERE id = ? AND outcome = ?",
-        [(outcome, run, RUNNING) for run, outcome in unrecorded.items()],
-    )
-    return insert_run(connection, trigger, now)
 
 
 def finish_run(
     connection: sqlite3.Connection,
     run: int,
     *,
-    duration: float,
-    outcome: str,
-    summary: dict[str, Any],
     detail: dict[str, Any],
+    running: int | None = None,
 ) -> None:
-    """Record how a run ended; keep the last KEEP_RUNS runs, and any still running."""
+    """Record a run's detail; keep the last KEEP_RUNS runs, and the one `running`."""
     connection.execute(
-        "UPDATE nightly_runs SET duration = ?, outcome = ?, summary = ?, detail = ? "
-        "WHERE id = ?",
-        (duration, outcome, json.dumps(summary), json.dumps(detail), run),
+        "UPDATE nightly_runs SET detail = ? WHERE id = ?", (json.dumps(detail), run)
     )
     connection.execute(
-        "DELETE FROM nightly_runs WHERE outcome != ? AND id NOT IN "
+        "DELETE FROM nightly_runs WHERE id IS NOT ? AND id NOT IN "
         "(SELECT id FROM nightly_runs ORDER BY id DESC LIMIT ?)",
-        (RUNNING, KEEP_RUNS),
+        (running, KEEP_RUNS),
     )
 
 
-def end_interrupted(connection: sqlite3.Connection) -> int:
-    """Mark the runs a stop or kill left running; return how many."""
-    return connection.execute(
-        "UPDATE nightly_runs SET outcome = ? WHERE outcome = ?",
-        (INTERRUPTED, RUNNING),
-    ).rowcount
-
-
-def record_skipped(connection: sqlite3.Connection, trigger: str, now: float) -> int:
-    """Record a run that did not start because another was running."""
-    run = insert_run(connection, trigger, now)
-    finish_run(
-        connection,
-        run,
-        duration=0.0,
-        outcome="skipped",
-        summary=SKIPPED_SUMMARY,
-        detail={},
-    )
+def record_skipped(
+    connection: sqlite3.Connection, job_run: int | None, running: int | None
+) -> int:
+    """Record a run that did not start because the run `running` was running."""
+    run = insert_run(connection, job_run)
+    finish_run(connection, run, detail={}, running=running)
     return run
 
 
-def last_run_start(connection: sqlite3.Connection) -> float | None:
-    """When the last run that was not skipped started."""
-    row = connection.execute(
-        "SELECT max(started_at) FROM nightly_runs WHERE outcome != 'skipped'"
-    ).fetchone()
-    return row[0]
+def run_ids(connection: sqlite3.Connection, job_runs: list[int]) -> dict[int, int]:
+    """The id of each kept run, by the registry's id of it."""
+    marks = ", ".join("?" * len(job_runs))
+    return dict(
+        connection.execute(
+            f"SELECT job_run, id FROM nightly_runs WHERE job_run IN ({marks})",
+            job_runs,
+        ).fetchall()
+    )
 
 
-def _run_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    return {
-        "run_id": row[0],
-        "trigger": row[1],
-        "started_at": row[2],
-        "duration": row[3],
-        "outcome": row[4],
-        "summary": json.loads(row[5]),
-    }
-
-
-_RUN_COLUMNS = "id, trigger, started_at, duration, outcome, summary, detail"
-
-
-def list_runs(connection: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
-    """The most recent runs, newest first."""
+def set_aside_runs(connection: sqlite3.Connection) -> list[dict[str, Any]]:
+    """The runs from before the registry, not handed to it yet."""
     return [
-        _run_dict(row)
+        {
+            "run_id": row[0],
+            "trigger": row[1],
+            "started_at": row[2],
+            "duration": row[3],
+            "outcome": row[4],
+            "summary": json.loads(row[5]),
+        }
         for row in connection.execute(
-            f"SELECT {_RUN_COLUMNS} FROM nightly_runs ORDER BY id DESC LIMIT ?",
-            (limit,),
+            "SELECT run, trigger, started_at, duration, outcome, summary "
+            "FROM nightly_runs_set_aside ORDER BY run"
         )
     ]
 
 
+def link_runs(connection: sqlite3.Connection, job_runs: dict[int, int | None]) -> None:
+    """Key runs set aside by the registry's id of each; they are handed over."""
+    connection.executemany(
+        "UPDATE nightly_runs SET job_run = ? WHERE id = ?",
+        [(job_run, run) for run, job_run in job_runs.items()],
+    )
+    connection.executemany(
+        "DELETE FROM nightly_runs_set_aside WHERE run = ?",
+        [(run,) for run in job_runs],
+    )
+
+
 def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
-    """A run with each page it changed, dropped lines and sources (ids)."""
+    """A run's registry id, detail, and each page it changed, dropped lines and sources."""
     row = connection.execute(
-        f"SELECT {_RUN_COLUMNS} FROM nightly_runs WHERE id = ?", (run,)
+        "SELECT job_run, detail FROM nightly_runs WHERE id = ?", (run,)
     ).fetchone()
     if row is None:
         raise PageError("not_found", f"there is no run {run}")
-    result = _run_dict(row) | {"detail": json.loads(row[6])}
+    result = {"run_id": run, "job_run": row[0], "detail": json.loads(row[1])}
     result["pages"] = [
         {
             "page_id": page_row[0],

@@ -12,6 +12,7 @@ from homeassistant.helpers.event import async_call_later, async_track_time_chang
 from homeassistant.util import dt as dt_util
 
 from ...const import CONF_NIGHTLY, CONF_NIGHTLY_TIME, DEFAULT_ENTRY_OPTIONS, DOMAIN
+from ...jobs import RegisteredJob
 from ...store import StoreError
 from . import runs
 from .nightly_pass import NightlyPass
@@ -29,13 +30,13 @@ class NightlySchedule:
         self,
         hass: HomeAssistant,
         nightly: NightlyPass,
-        run: Callable[[str], Awaitable[object]],
+        job: RegisteredJob,
     ) -> None:
-        """Prepare; `async_schedule` starts the timers, which start `run`."""
+        """Prepare; `async_schedule` starts the timers, which run `job`."""
         self.hass = hass
         self.nightly = nightly
-        # The pass as a recorded run of the jobs registry.
-        self._run = run
+        # The pass as a registered job: its runs are recorded, their starts read.
+        self._job = job
         self._unsubscribe: list[CALLBACK_TYPE] = []
         # Counts `async_stop` calls, so a check that outlives its timers adds none.
         self._generation = 0
@@ -75,7 +76,7 @@ class NightlySchedule:
     async def _async_run(self, trigger: str) -> None:
         """Run the pass; a store that cannot take its run row reports itself."""
         try:
-            await self._run(trigger)
+            await self._job.async_run(trigger)
         except StoreError as err:
             _LOGGER.info("The nightly pass (%s) did not start: %s", trigger, err)
 
@@ -98,14 +99,14 @@ class NightlySchedule:
         if scheduled > now:
             scheduled -= timedelta(days=1)
 
-        def last(connection: sqlite3.Connection, stamp: float) -> float:
+        def first_seen(connection: sqlite3.Connection, stamp: float) -> float:
             if runs.get_state(connection, STATE_FIRST_SEEN) is None:
                 runs.set_state(connection, STATE_FIRST_SEEN, str(stamp))
-            first_seen = float(runs.get_state(connection, STATE_FIRST_SEEN) or stamp)
-            return max(first_seen, runs.last_run_start(connection) or 0.0)
+            return float(runs.get_state(connection, STATE_FIRST_SEEN) or stamp)
 
-        last_run = await self.nightly.memory.async_write(last)
-        return last_run < scheduled.timestamp()
+        seen = await self.nightly.memory.async_write(first_seen)
+        last_run = await self._job.async_last_start(ignoring=("skipped",))
+        return max(seen, last_run or 0.0) < scheduled.timestamp()
 
     @callback
     def async_stop(self) -> None:
