@@ -12,6 +12,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.runtime import DATA_CHAT
 from tests.harness.agent import Agent
 from tests.harness.llama_server import (
     Reply,
@@ -106,6 +107,24 @@ async def test_a_turn_finishes_without_anyone_listening(
         ("user", "A long question"),
         ("assistant", "Still answered."),
     ]
+
+
+async def test_a_page_listening_after_the_turn_ended_hears_idle(
+    hass: HomeAssistant, agent: Agent, hass_ws_client: Any
+) -> None:
+    """A page that read the turn as running, then listened after it ended, reads again."""
+    agent.server.script.append(text_reply("Done."))
+    client = await hass_ws_client(hass)
+    thread_id = await start_thread(client, agent, "Quick one")
+    await hass.async_block_till_done()
+    assert not hass.data[DATA_CHAT].running
+
+    await subscribe(client, thread_id)
+    message = await client.receive_json()
+    assert message["event"] == {"type": "idle"}
+    thread = (await command(client, "get", thread_id=thread_id))["result"]
+    assert thread["in_progress"] is False
+    assert [e["kind"] for e in thread["entries"]] == ["user", "assistant"]
 
 
 async def test_a_page_opened_mid_turn_gets_what_it_missed(

@@ -115,10 +115,17 @@ class ChatTurns:
 
     @callback
     def async_listen(self, thread_id: str, listener: Listener) -> Callable[[], None]:
-        """Hear the thread's turns; those of a running one so far first."""
+        """Hear the thread's turns; those of a running one so far first.
+
+        With no turn running the listener hears `idle` at once: a page that
+        read the thread while its turn ran, which ended before the page
+        listened, reads it again.
+        """
         if (turn := self.running.get(thread_id)) is not None:
             for event in turn.events:
                 listener(event)
+        else:
+            listener({"type": "idle"})
         listeners = self.listeners.setdefault(thread_id, set())
         listeners.add(listener)
 

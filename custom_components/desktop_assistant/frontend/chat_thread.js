@@ -136,6 +136,9 @@ export class ChatThread {
       this.stop.hidden = true;
       this.live = null;
       this.refresh().catch(() => {});
+    } else if (event.type === "idle") {
+      // The turn read as running ended before the page listened.
+      if (this.thread.in_progress) this.refresh().catch(() => {});
     } else if (this.live) {
       this.hearDelta(event);
     }
