@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable
 import contextlib
 from dataclasses import dataclass
 from datetime import date, timedelta
-from functools import cache
+from functools import cache, partial
 import json
 from pathlib import Path
 import shutil
@@ -46,13 +46,14 @@ from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
+    CONF_TEMPERATURE,
     CONF_TOOL_CALLS,
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
     TOOL_CALLS_AUTO,
     TOOL_CALLS_MODES,
 )
-from evaluation.tool_totals import Tally, milliseconds
+from evaluation.tool_totals import Tally, milliseconds, yes
 from tests.harness.agent_entry import async_add_agent
 from tests.harness.home_assistant import Answer, converse, running_home_assistant
 from tests.harness.web_stand_ins import (
@@ -148,7 +149,13 @@ def cases(today: date) -> list[Case]:
                 "destination": (mentions("schiphol"), "destination Schiphol"),
             },
         ),
+        # Plain questions: a good model answers them without a tool.
         Case("How far away is the Moon?", "en", None, {}),
+        Case("Tell me a short joke.", "en", None, {}),
+        Case("Thank you, that is all.", "en", None, {}),
+        Case("What is the capital of France?", "en", None, {}),
+        Case("Raccontami una barzelletta.", "it", None, {}),
+        Case("Grazie, è tutto.", "it", None, {}),
     ]
 
 
@@ -255,12 +262,22 @@ async def web_services() -> AsyncIterator[dict[str, str]]:
 
 
 def write_config_folder(
-    root: Path, work: Path, urls: dict[str, str], zone: str, tomorrow: date
+    root: Path,
+    work: Path,
+    urls: dict[str, str],
+    zone: str,
+    tomorrow: date,
+    *,
+    examples: bool = True,
 ) -> None:
     """The example tools and a config.toml pointing them at the stand-ins."""
     shutil.copytree(
         EXAMPLES, root / "tools", ignore=shutil.ignore_patterns("__pycache__")
     )
+    if not examples:
+        for spec in (root / "tools").glob("*.toml"):
+            lines = spec.read_text().splitlines(keepends=True)
+            spec.write_text("".join(x for x in lines if not x.startswith("examples")))
     calendar = work / "calendars" / "personal" / "lunch.ics"
     calendar.parent.mkdir(parents=True)
     calendar.write_bytes(
@@ -320,11 +337,12 @@ async def add_agent(
     url: str,
     model: str,
     api_key: str | None,
-    request_timeout: float,
-    *,
-    tool_calls: str,
+    options: dict[str, Any],
 ) -> str:
-    """Our agent for the server, offering the tool files; return its entity id."""
+    """Our agent for the server, offering the tool files; return its entity id.
+
+    `options` are the agent's options the run sets (tool calls, timeout...).
+    """
     try:
         _, entity_id = await async_add_agent(
             hass,
@@ -333,9 +351,8 @@ async def add_agent(
             | {
                 CONF_MODEL: model,
                 CONF_LLM_HASS_API: [DOMAIN],
-                CONF_REQUEST_TIMEOUT: request_timeout,
-                CONF_TOOL_CALLS: tool_calls,
-            },
+            }
+            | options,
             title=url,
             data={CONF_API_KEY: api_key} if api_key else None,
             agent_title=model,
@@ -349,10 +366,15 @@ async def evaluate(
     url: str,
     model: str | None,
     api_key: str | None,
-    request_timeout: float,
-    tool_calls: str = TOOL_CALLS_AUTO,
+    options: dict[str, Any],
+    *,
+    examples: bool = True,
 ) -> bool:
-    """Ask each question and print the checks and totals; return whether all passed."""
+    """Ask each question and print the checks and totals; return whether all passed.
+
+    `options` are the agent's options the run sets; without `examples` the
+    tool files' example questions are left out of their descriptions.
+    """
     url = url.rstrip("/")
     if not url.endswith("/v1"):
         url = f"{url}/v1"
@@ -362,22 +384,22 @@ async def evaluate(
         except (aiohttp.ClientError, ValueError, LookupError) as err:
             print(f"eval-tools: no model list at {url}/models: {err!r}")
             return False
-    print(f"eval-tools: {model} at {url}, tool calls {tool_calls}\n")
+    tool_calls = options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO)
+    settings = ", ".join(f"{name} {value}" for name, value in options.items())
+    print(f"eval-tools: {model} at {url}, {settings}, examples {yes(examples)}\n")
     tally = Tally()
     with tempfile.TemporaryDirectory() as work_dir:
         async with running_home_assistant() as hass, web_services() as urls:
             today = dt_util.now().date()
             await hass.async_add_executor_job(
-                write_config_folder,
+                partial(write_config_folder, examples=examples),
                 Path(hass.config.path(DOMAIN)),
                 Path(work_dir),
                 urls,
                 hass.config.time_zone,
                 today + timedelta(days=1),
             )
-            agent_id = await add_agent(
-                hass, url, model, api_key, request_timeout, tool_calls=tool_calls
-            )
+            agent_id = await add_agent(hass, url, model, api_key, options)
             verdicts = [
                 verdict
                 for case in cases(today)
@@ -431,14 +453,28 @@ def main() -> None:
         "to a JSON schema of the tools; auto (default): constrained where the "
         "server's template cannot call tools",
     )
+    parser.add_argument(
+        "--temperature", type=float, help="the agent's temperature (default: its own)"
+    )
+    parser.add_argument(
+        "--without-examples",
+        action="store_true",
+        help="leave the tool files' example questions out of their descriptions",
+    )
     arguments = parser.parse_args()
+    options: dict[str, Any] = {
+        CONF_TOOL_CALLS: arguments.tool_calls,
+        CONF_REQUEST_TIMEOUT: arguments.timeout,
+    }
+    if arguments.temperature is not None:
+        options[CONF_TEMPERATURE] = arguments.temperature
     ok = asyncio.run(
         evaluate(
             arguments.url,
             arguments.model,
             arguments.api_key,
-            arguments.timeout,
-            arguments.tool_calls,
+            options,
+            examples=not arguments.without_examples,
         )
     )
     sys.exit(0 if ok else 1)

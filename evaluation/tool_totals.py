@@ -23,12 +23,17 @@ def yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def turn_prompt_tokens() -> int | None:
-    """The prompt tokens of every request of the last turn, from its trace."""
+def turn_prompt_tokens() -> tuple[int, int] | None:
+    """The prompt tokens of every request of the last turn, from its trace.
+
+    All of them, and those llama-server read from its cache (`cache_n`).
+    """
     events = trace.async_get_traces()[-1].as_dict()["events"]
     rounds = next((e["data"]["timings"] for e in events if "timings" in e["data"]), [])
-    tokens = [r.get("cache_n", 0) + r.get("prompt_n", 0) for r in rounds]
-    return sum(tokens) if tokens else None
+    if not rounds:
+        return None
+    cached = sum(r.get("cache_n", 0) for r in rounds)
+    return cached + sum(r.get("prompt_n", 0) for r in rounds), cached
 
 
 @dataclass
@@ -42,6 +47,7 @@ class Tally:
     first_words: list[float] = field(default_factory=list)
     answers: list[float] = field(default_factory=list)
     prompt_tokens: list[int] = field(default_factory=list)
+    cached_tokens: list[int] = field(default_factory=list)
 
     def add(self, case: Case, answer: Answer, checks: list[tuple[bool, str]]) -> str:
         """Count one question; return its summary line."""
@@ -52,9 +58,10 @@ class Tally:
         self.answers.append(answer.seconds)
         if answer.first_delta is not None:
             self.first_words.append(answer.first_delta)
-        tokens = turn_prompt_tokens()
+        tokens, cached = turn_prompt_tokens() or (None, 0)
         if tokens is not None:
             self.prompt_tokens.append(tokens)
+            self.cached_tokens.append(cached)
         if case.tool is None:
             # A fault is no answer, with a tool or without.
             self.no_tool.append(answered and not answer.fault and not called)
@@ -80,6 +87,8 @@ class Tally:
             return milliseconds(statistics.median(values)) if values else "-"
 
         tokens = statistics.median(self.prompt_tokens) if self.prompt_tokens else "-"
+        total = sum(self.prompt_tokens)
+        cached = f"{100 * sum(self.cached_tokens) / total:.0f}%" if total else "-"
         return [
             f"  right tool: {share(self.right_tool, 'tool questions')}",
             f"  right arguments: {share(self.right_arguments, 'tool questions')}",
@@ -88,4 +97,5 @@ class Tally:
             f"  latency (median): first words {median(self.first_words)},"
             f" answer {median(self.answers)}",
             f"  prompt tokens per question (median): {tokens}",
+            f"  prompt tokens from llama-server's cache: {cached}",
         ]

@@ -99,10 +99,10 @@ async def test_a_constrained_call_runs_and_the_answer_streams_decoded(
     branches = first["response_format"]["json_schema"]["schema"]["anyOf"]
     # Text arguments are bounded so that the call ends within the reply's
     # 1024 tokens: half of them, less the JSON, for its two (place, when).
-    weather_arguments = branches[1]["properties"]["arguments"]["properties"]
+    weather_arguments = branches[0]["properties"]["arguments"]["properties"]
     assert weather_arguments["place"]["maxLength"] == 248
+    # Only the tool the question's words point to is a branch, then the answer.
     assert [b["properties"].get("tool", {}).get("const") for b in branches] == [
-        "GetDateTime",
         "weather",
         None,
     ]
@@ -113,6 +113,10 @@ async def test_a_constrained_call_runs_and_the_answer_streams_decoded(
         in (first["messages"][0]["content"])
     )
     assert second["messages"][0] == first["messages"][0]
+    assert "- GetDateTime: " in first["messages"][0]["content"]
+    # Once called, the tool is no branch of the turn's next reply.
+    (answer_only,) = second["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert answer_only["required"] == ["answer"]
     # The call and its result as text the template renders; the result as data.
     assert [m["role"] for m in second["messages"][-3:]] == ["user", "assistant", "user"]
     assert second["messages"][-2]["content"] == (
@@ -247,21 +251,60 @@ async def test_a_fallback_whose_template_cannot_call_tools_gets_constrained_call
         assert all("response_format" in request for request in fallback.chat_requests)
 
 
-@pytest.mark.parametrize("agent_options", [agent_options_with(**CONSTRAINED)])
+def branch_names(request: dict[str, Any]) -> list[str | None]:
+    """The tools a constrained request's reply may call, and None for the answer."""
+    branches = request["response_format"]["json_schema"]["schema"]["anyOf"]
+    return [b["properties"].get("tool", {}).get("const") for b in branches]
+
+
+@pytest.mark.parametrize(
+    "agent_options", [agent_options_with(**CONSTRAINED, tool_rounds=1)]
+)
 async def test_the_last_round_offers_only_the_answer(agent: Agent) -> None:
-    call = json_reply({"tool": "GetDateTime", "arguments": {}})
-    agent.server.script = [call, call, call, json_reply({"answer": "It is 14:05."})]
-    result = await agent.ask("What time is it?")
+    agent.server.script = [
+        json_reply({"tool": "GetDateTime", "arguments": {}}),
+        json_reply({"answer": "It is 14:05."}),
+    ]
+    result = await agent.ask("What time is it, and how is the weather?")
 
     assert speech(result) == "It is 14:05."
-    assert len(agent.time.calls) == 3
-    last = agent.server.chat_requests[-1]
+    assert len(agent.time.calls) == 1
+    first, last = agent.server.chat_requests
+    assert branch_names(first) == ["GetDateTime", "weather", None]
     (answer_only,) = last["response_format"]["json_schema"]["schema"]["anyOf"]
     assert answer_only["required"] == ["answer"]
     # The grammar closes the answer within the reply's 1024 tokens, JSON included.
     assert answer_only["properties"]["answer"] == {"type": "string", "maxLength": 992}
     # The prompt's prefix is the same as in the rounds that offered tools.
-    assert last["messages"][0] == agent.server.chat_requests[0]["messages"][0]
+    assert last["messages"][0] == first["messages"][0]
+
+
+@pytest.mark.parametrize("agent_options", [agent_options_with(**CONSTRAINED)])
+async def test_the_branches_are_the_tools_the_question_points_to(
+    agent: Agent,
+) -> None:
+    """A small model chooses among few; every prompt still lists every tool."""
+    agent.server.script = [json_reply({"answer": "Why did the chicken..."})]
+    plain = await agent.ask("Tell me a joke.")
+    assert speech(plain) == "Why did the chicken..."
+
+    agent.server.script = [
+        json_reply({"tool": "weather", "arguments": {}}),
+        json_reply({"tool": "GetDateTime", "arguments": {}}),
+        json_reply({"answer": "14:05, and sunny in Rome."}),
+    ]
+    both = await agent.ask("The time, and will it rain? Weather please.")
+    assert speech(both) == "14:05, and sunny in Rome."
+
+    joke, weather_first, time_next, answer = agent.server.chat_requests
+    assert branch_names(joke) == [None]
+    assert branch_names(weather_first) == ["GetDateTime", "weather", None]
+    assert branch_names(time_next) == ["GetDateTime", None]
+    assert branch_names(answer) == [None]
+    assert {request["messages"][0]["content"] for request in (joke, answer)} == {
+        weather_first["messages"][0]["content"]
+    }
+    assert "- weather: " in joke["messages"][0]["content"]
 
 
 @pytest.mark.parametrize("agent_options", [agent_options_with()])

@@ -37,7 +37,7 @@ from ..server.generate import (
 )
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
-from .constrained import RoundRequest
+from .constrained import RoundRequest, pointed_tools, question_and_calls
 from .messages import build_messages, format_tools
 from .spoken import async_fault_sentence
 from .tool_calls import tool_inputs_of
@@ -107,6 +107,7 @@ class ToolLoop:
     ) -> RoundRequest:
         """One round's request: native or constrained calls, by each server's template."""
         options = self.options
+        question, called = question_and_calls(chat_log.content)
         return RoundRequest(
             options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO),
             tools,
@@ -120,6 +121,7 @@ class ToolLoop:
                 response_format=expected.response_format() if expected else None,
             ),
             int(options[CONF_MAX_TOKENS]),
+            pointed_tools(tools, question, called),
         )
 
     async def _async_deltas(
