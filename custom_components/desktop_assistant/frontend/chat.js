@@ -6,7 +6,7 @@
 // threads.
 import { Api, formatTime, loadStrings } from "./api.js";
 import { fill, h } from "./dom.js";
-import { Split, chips } from "./layout.js";
+import { HomeAssistantPage, Split, chips } from "./layout.js";
 import { ChatThread } from "./chat_thread.js";
 import { STYLE } from "./styles.js";
 
@@ -26,10 +26,9 @@ class ChatApi extends Api {
   }
 }
 
-class DesktopAssistantChat extends HTMLElement {
+class DesktopAssistantChat extends HomeAssistantPage {
   constructor() {
     super();
-    this.attachShadow({ mode: "open" });
     this.api = new ChatApi();
     this.threads = [];
     this.agents = [];
@@ -40,17 +39,6 @@ class DesktopAssistantChat extends HTMLElement {
     if (this._menuButton) this._menuButton.hass = hass;
     if (this.thread) this.thread.hass = hass;
     this._load();
-  }
-
-  set narrow(narrow) {
-    this._narrow = Boolean(narrow);
-    if (this._main) this._main.classList.toggle("narrow", this._narrow);
-    if (this._menuButton) this._menuButton.narrow = narrow;
-  }
-
-  set route(route) {
-    this._route = route;
-    if (this._main) this._follow();
   }
 
   get language() {

@@ -94,6 +94,27 @@ export function field(label, control) {
   return h("label", { class: "field" }, label, control);
 }
 
+// A page of the sidebar, the Assistant panel or Chat: what Home Assistant
+// hands it besides `hass`. `_main` is its drawn main element, `_menuButton`
+// Home Assistant's sidebar toggle, and `_follow()` shows what the route says.
+export class HomeAssistantPage extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({ mode: "open" });
+  }
+
+  set narrow(narrow) {
+    this._narrow = Boolean(narrow);
+    if (this._main) this._main.classList.toggle("narrow", this._narrow);
+    if (this._menuButton) this._menuButton.narrow = narrow;
+  }
+
+  set route(route) {
+    this._route = route;
+    if (this._main) this._follow();
+  }
+}
+
 // What every view has: the panel, a place for error sentences, text and
 // commands. A view extends it and builds its own element.
 export class View {

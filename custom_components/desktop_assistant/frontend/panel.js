@@ -6,6 +6,7 @@
 import { Api } from "./api.js";
 import { ConversationsView } from "./conversations.js";
 import { fill, h } from "./dom.js";
+import { HomeAssistantPage } from "./layout.js";
 import { JobsView } from "./jobs.js";
 import { MemoryView } from "./memory.js";
 import { NightlyView } from "./nightly.js";
@@ -23,10 +24,9 @@ const VIEWS = {
 };
 const FIRST_TAB = "conversations";
 
-class DesktopAssistantPanel extends HTMLElement {
+class DesktopAssistantPanel extends HomeAssistantPage {
   constructor() {
     super();
-    this.attachShadow({ mode: "open" });
     this.api = new Api();
     this._views = {};
     this._shown = null;
@@ -37,17 +37,6 @@ class DesktopAssistantPanel extends HTMLElement {
     if (this._menuButton) this._menuButton.hass = hass;
     for (const view of Object.values(this._views)) view.hass = hass;
     this._load();
-  }
-
-  set narrow(narrow) {
-    this._narrow = Boolean(narrow);
-    if (this._main) this._main.classList.toggle("narrow", this._narrow);
-    if (this._menuButton) this._menuButton.narrow = narrow;
-  }
-
-  set route(route) {
-    this._route = route;
-    if (this._main) this._follow();
   }
 
   // Strings and the describe answer first; everything again in a new language.
