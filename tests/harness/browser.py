@@ -147,7 +147,12 @@ class Page:
             value,
         )
 
-    def wait_for(self, condition: Any, timeout: float = WAIT, what: str = "") -> Any:
+    def wait_for(
+        self,
+        condition: Any,
+        timeout: float = WAIT,
+        what: str | Callable[[], str] = "",
+    ) -> Any:
         """Wait until the condition returns something true; return it."""
         deadline = time.monotonic() + timeout
         while True:
@@ -156,7 +161,9 @@ class Page:
                 if value := condition():
                     return value
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what or condition}")
+                # `what` may be a function: what the page shows at the end.
+                described = what() if callable(what) else what
+                raise AssertionError(f"timed out waiting for {described or condition}")
             time.sleep(0.1)
 
     def screenshot(self, path: Path) -> None:

@@ -23,6 +23,8 @@ from homeassistant.core import Event, HomeAssistant
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.typing import ConfigType
 
+from custom_components.desktop_assistant.const import CONF_TEMPERATURE
+
 DOMAIN = "dev_household"
 PIPELINE_NAME = "Development household"
 _LOGGER = logging.getLogger(__name__)
@@ -56,6 +58,15 @@ async def _async_add_llama_server(hass: HomeAssistant, url: str) -> None:
         )
     if result.get("errors"):
         _LOGGER.error("llama-server at %s was not added: %s", url, result["errors"])
+        return
+    # A 135M model wanders at the default temperature (it answered "France"
+    # to "What is the capital of France?" one time in three): it gets 0.
+    entry = hass.config_entries.async_get_entry(result["result"].entry_id)
+    for subentry in list(entry.subentries.values()):
+        if subentry.subentry_type == "conversation":
+            hass.config_entries.async_update_subentry(
+                entry, subentry, data={**subentry.data, CONF_TEMPERATURE: 0.0}
+            )
 
 
 async def _async_add_wyoming(hass: HomeAssistant, host: str, port: int) -> None:
