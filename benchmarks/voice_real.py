@@ -60,7 +60,7 @@ from tests.harness.real_engines import (
     start_llama_server,
     start_whisper_server,
 )
-from tests.harness.satellite import Run, Satellite
+from tests.harness.satellite import Run, Satellite, spoken_wav
 from wyoming_services.kokoro.handler import MIN_CLAUSE
 
 QUESTIONS = [
@@ -193,7 +193,7 @@ async def run_questions(
         f'[kokoro]\nmodel = "{kokoro / KOKORO_MODEL}"\n'
         f'voices = "{kokoro / KOKORO_VOICES}"\n{REAL_KOKORO_VOICES}'
     )
-    wavs = [voice_options.spoken_wav(question) for question in QUESTIONS]
+    wavs = [spoken_wav(question) for question in QUESTIONS]
     async with (
         running_home_assistant() as hass,
         aiohttp.ClientSession() as session,

@@ -27,6 +27,8 @@ from homeassistant.components.assist_pipeline import (
 from homeassistant.core import Context, HomeAssistant
 import numpy as np
 
+from tests.harness.real_engines import speak
+
 # The header HA's Wyoming TTS sends before the first samples of a reply.
 WAV_HEADER = 44
 # What a satellite streams: 16 kHz mono 16-bit PCM, in 1024-sample pieces.
@@ -213,3 +215,19 @@ async def set_voice(hass: HomeAssistant, pipeline_id: str, voice: str) -> None:
         p for p in assist_pipeline.async_get_pipelines(hass) if p.id == pipeline_id
     ]
     await assist_pipeline.async_update_pipeline(hass, pipeline, tts_voice=voice)
+
+
+def spoken_wav(text: str) -> bytes:
+    """`text` spoken by espeak-ng as a satellite sends it: 16 kHz mono 16-bit WAV."""
+    # Slower than espeak-ng's default: Whisper base hears it word for word.
+    pcm, rate = speak(text, words_per_minute=140)
+    samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
+    at = np.arange(0, len(samples) - 1, rate / RATE)
+    resampled = np.interp(at, np.arange(len(samples)), samples).astype(np.int16)
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(RATE)
+        wav.writeframes(resampled.tobytes())
+    return out.getvalue()

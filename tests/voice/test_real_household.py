@@ -8,10 +8,8 @@ engines these tests skip and the test run says so at its end.
 """
 
 from collections.abc import AsyncIterator, Iterator
-import io
 from pathlib import Path
 from typing import Any
-import wave
 
 from homeassistant.components.assist_pipeline import PipelineEventType
 from homeassistant.core import HomeAssistant
@@ -28,11 +26,15 @@ from tests.agent.test_real_smollm2 import (  # noqa: F401 (fixtures)
 )
 from tests.harness.real_engines import (
     RealWhisperServer,
-    speak,
     start_whisper_server,
     write_real_kokoro_config,
 )
-from tests.harness.satellite import RATE, Satellite, create_pipeline, reply_samples
+from tests.harness.satellite import (
+    Satellite,
+    create_pipeline,
+    reply_samples,
+    spoken_wav,
+)
 from tests.harness.wyoming import (
     add_wyoming_entry,
     entity_id_of,
@@ -56,22 +58,6 @@ def real_whisper(
         tmp_path_factory.mktemp("whisper"), "--audio-ctx", "512"
     ) as server:
         yield server
-
-
-def spoken_question_wav() -> bytes:
-    """espeak-ng's question as a satellite sends it: 16 kHz mono 16-bit WAV."""
-    # Slower than espeak-ng's default: Whisper base hears it word for word.
-    pcm, rate = speak(QUESTION, words_per_minute=140)
-    samples = np.frombuffer(pcm, dtype=np.int16).astype(np.float32)
-    at = np.arange(0, len(samples) - 1, rate / RATE)
-    resampled = np.interp(at, np.arange(len(samples)), samples).astype(np.int16)
-    out = io.BytesIO()
-    with wave.open(out, "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(RATE)
-        wav.writeframes(resampled.tobytes())
-    return out.getvalue()
 
 
 @pytest.fixture
@@ -108,7 +94,7 @@ async def satellite(
 
 
 async def test_a_spoken_question_gets_a_spoken_answer(satellite: Satellite) -> None:
-    run = await satellite.ask(spoken_question_wav())
+    run = await satellite.ask(spoken_wav(QUESTION))
 
     assert "error" not in run.types, run.of_type(PipelineEventType.ERROR)
     assert run.types[-1] == "run-end"
