@@ -19,31 +19,25 @@ Run: scripts/bench chat_bench [--runs 5]
 
 import asyncio
 from pathlib import Path
-import shutil
 import tempfile
 import time
 from typing import Any
 
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
+from homeassistant.const import CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import chat_session
 import pytest
 
 from custom_components.desktop_assistant.chat import database
-from custom_components.desktop_assistant.const import (
-    CONF_MAX_TOKENS,
-    CONF_TEMPERATURE,
-    DEFAULT_AGENT_OPTIONS,
-    DOMAIN,
-)
+from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS
 from custom_components.desktop_assistant.runtime import DATA_CHAT, DATA_STORE
 from tests.harness.agent_entry import async_add_agent
 from tests.harness.benchmark import (
-    EXAMPLES,
-    cache_share,
+    async_add_cache_agent,
     command_line,
     empty_the_cache,
-    last_turn_timings,
+    last_turn_cache_share,
+    print_shares,
 )
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.llama_server import LlamaServerStandIn, serve, text_reply
@@ -95,17 +89,7 @@ async def measure_cache(
     hass: HomeAssistant, server: RealLlamaServer, user_id: str, runs: int
 ) -> dict[str, list[float]]:
     """The cache shares of a thread's turns, the third one resumed."""
-    _, agent_id = await async_add_agent(
-        hass,
-        server.url,
-        DEFAULT_AGENT_OPTIONS
-        | {
-            CONF_MODEL: str(server.model_path),
-            CONF_LLM_HASS_API: [DOMAIN],
-            CONF_TEMPERATURE: 0.0,
-            CONF_MAX_TOKENS: 8,
-        },
-    )
+    agent_id = await async_add_cache_agent(hass, server)
     shares: dict[str, list[float]] = {
         "cold prompt (baseline)": [],
         "turn 2 of a thread": [],
@@ -115,14 +99,12 @@ async def measure_cache(
         await empty_the_cache(server, 4000)
         thread = await new_thread(hass, agent_id, user_id)
         await turn(hass, thread, f"Question {run}: what time is it?", user_id)
-        shares["cold prompt (baseline)"].append(cache_share(last_turn_timings()))
+        shares["cold prompt (baseline)"].append(last_turn_cache_share())
         await turn(hass, thread, "And the weather?", user_id)
-        shares["turn 2 of a thread"].append(cache_share(last_turn_timings()))
+        shares["turn 2 of a thread"].append(last_turn_cache_share())
         forget(hass, thread["thread_id"])
         await turn(hass, thread, "Thanks, and tomorrow?", user_id)
-        shares["turn 3, resumed (history rebuilt)"].append(
-            cache_share(last_turn_timings())
-        )
+        shares["turn 3, resumed (history rebuilt)"].append(last_turn_cache_share())
     return shares
 
 
@@ -151,11 +133,6 @@ async def main(runs: int) -> None:
         try:
             with start_llama_server(Path(workdir), "--cache-ram", "0") as server:
                 async with running_home_assistant() as hass:
-                    await hass.async_add_executor_job(
-                        shutil.copytree,
-                        EXAMPLES,
-                        Path(hass.config.path(DOMAIN, "tools")),
-                    )
                     user = await hass.auth.async_create_user("Bench")
                     shares = await measure_cache(hass, server, user.id, runs)
                     async with serve(LlamaServerStandIn()) as stand_in:
@@ -166,10 +143,7 @@ async def main(runs: int) -> None:
     print(
         f"Prompt tokens served from llama-server's cache in a chat thread, {runs} runs"
     )
-    print(f"{'turn':<36} {'median':>8} {'p95':>8} {'lowest':>8}")
-    for name, values in shares.items():
-        median, p95 = median_p95(values)
-        print(f"{name:<36} {median:>8.1%} {p95:>8.1%} {min(values):>8.1%}")
+    print_shares(shares)
     print(
         f"\nMilliseconds from starting a turn to its first streamed word, {runs} runs"
     )

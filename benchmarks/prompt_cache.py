@@ -18,29 +18,21 @@ Run: scripts/bench prompt_cache [--runs 5]
 
 import asyncio
 from pathlib import Path
-import shutil
 import tempfile
 from typing import Any
 
 from homeassistant.components import conversation
-from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 import pytest
 
-from custom_components.desktop_assistant.const import (
-    CONF_MAX_TOKENS,
-    CONF_TEMPERATURE,
-    DEFAULT_AGENT_OPTIONS,
-    DOMAIN,
-)
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
-from tests.harness.agent_entry import async_add_agent
 from tests.harness.benchmark import (
-    EXAMPLES,
+    async_add_cache_agent,
     cache_share,
     command_line,
     empty_the_cache,
     last_turn_timings,
+    print_shares,
 )
 from tests.harness.home_assistant import median_p95, running_home_assistant
 from tests.harness.real_engines import RealLlamaServer, start_llama_server
@@ -66,20 +58,7 @@ async def measure(server: RealLlamaServer, runs: int) -> dict[str, list[float]]:
         "prompt tokens": [],
     }
     async with running_home_assistant() as hass:
-        await hass.async_add_executor_job(
-            shutil.copytree, EXAMPLES, Path(hass.config.path(DOMAIN, "tools"))
-        )
-        _, agent_id = await async_add_agent(
-            hass,
-            server.url,
-            DEFAULT_AGENT_OPTIONS
-            | {
-                CONF_MODEL: str(server.model_path),
-                CONF_LLM_HASS_API: [DOMAIN],
-                CONF_TEMPERATURE: 0.0,
-                CONF_MAX_TOKENS: 8,
-            },
-        )
+        agent_id = await async_add_cache_agent(hass, server)
         memory = hass.data[DATA_MEMORY]
         await memory.async_remember("profile", "We live in Utrecht with our cat Mosi")
         await memory.async_remember("Anouk", "Birthday is 3 November", kind="person")
@@ -118,14 +97,7 @@ async def main(runs: int) -> None:
         f"Prompt tokens served from llama-server's cache, {runs} runs "
         f"(prompt of {size:.0f} tokens: instructions, memory, 5 tool files)"
     )
-    print(f"{'turn':<34} {'median':>8} {'p95':>8} {'lowest':>8} {'vs cold':>8}")
-    cold, _ = median_p95(shares["cold prompt (baseline)"])
-    for name, values in shares.items():
-        median, p95 = median_p95(values)
-        print(
-            f"{name:<34} {median:>8.1%} {p95:>8.1%} {min(values):>8.1%} "
-            f"{median - cold:>+8.1%}"
-        )
+    print_shares(shares, baseline="cold prompt (baseline)")
 
 
 if __name__ == "__main__":

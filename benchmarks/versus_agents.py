@@ -5,7 +5,7 @@ import shutil
 
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL, CONF_PROMPT
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import entity_registry as er, llm
+from homeassistant.helpers import llm
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import (
@@ -14,11 +14,9 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
     DOMAIN,
 )
-from tests.harness.agent_entry import async_add_agent
+from tests.harness.agent_entry import async_add_agent, async_set_up_agent_entry
 from tests.harness.benchmark import EXAMPLES
-from tests.harness.llama_server import (
-    MODEL_ID,
-)
+from tests.harness.llama_server import MODEL_ID
 
 CORE = "llama_cpp"
 
@@ -63,14 +61,7 @@ async def add_core_agent(
             }
         ],
     )
-    entry.add_to_hass(hass)
-    assert await hass.config_entries.async_setup(entry.entry_id)
-    (subentry_id,) = entry.subentries
-    entity_id = er.async_get(hass).async_get_entity_id(
-        "conversation", CORE, subentry_id
-    )
-    assert entity_id is not None
-    return entity_id
+    return await async_set_up_agent_entry(hass, entry)
 
 
 async def add_agents(

@@ -10,11 +10,14 @@
 - `panel.py` imports of each feature only its setup module (`__init__.py`).
 - `conversation.py` stays an adapter of at most 120 lines.
 - `jobs/` imports no feature: features register their jobs with it.
+- `wake_on_lan/` imports only the standard library and `wakeonlan`: the
+  whisper relay's package ships it.
 """
 
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+import sys
 
 import pytest
 
@@ -170,6 +173,17 @@ def test_text_imports_nothing_of_home_assistant_or_the_package() -> None:
         for module in found
         if module.split(".")[0] in {"homeassistant", "custom_components"}
     } == set()
+
+
+def test_wake_on_lan_imports_nothing_but_the_standard_library_and_wakeonlan() -> None:
+    """The whisper relay's package ships this file: it must run without HA."""
+    found = imported_modules(PACKAGE_DIR / "wake_on_lan" / "__init__.py", set())
+    assert "wakeonlan" in found
+    assert {
+        module
+        for module in found
+        if module.split(".")[0] not in sys.stdlib_module_names
+    } == {"wakeonlan"}
 
 
 FEATURES = ("record", "memory", "tool_files", "server", "agent")

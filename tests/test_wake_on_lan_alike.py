@@ -1,27 +1,33 @@
-"""The integration's and the whisper relay's Wake-on-LAN behave alike.
+"""The integration's and the whisper relay's Wake-on-LAN are one behaviour.
 
 The relay is a pip-installed package and the integration is installed on
-its own (HACS), so neither imports the other: this holds them to one
-behaviour. One interval; a packet counts as sent only once it was sent,
-so a send that fails is tried again at once.
+its own (HACS), so neither imports the other: the relay's package ships the
+integration's `wake_on_lan` file (pyproject.toml). One interval; a packet
+counts as sent only once it was sent, so a send that fails is tried again
+at once.
 """
 
 from collections.abc import Awaitable, Callable
+import inspect
 
 from homeassistant.core import HomeAssistant
 
-from custom_components.desktop_assistant import const
+from custom_components.desktop_assistant import wake_on_lan
 from custom_components.desktop_assistant.server.wake import Waker as ServerWaker
+import desktop_assistant_wake_on_lan as relay
 from tests.harness.wake_on_lan import magic_packet, receive_magic_packets
-from wyoming_services.whisper import wake as relay
+from wyoming_services.whisper import __main__ as relay_main, servers
 
 MAC = "5c:60:ba:1e:22:7f"
 # Five bytes: the send fails (a ValueError) before any packet goes out.
 UNSENDABLE = "5c:60:ba:1e:22"
 
 
-def test_one_interval() -> None:
-    assert relay.WAKE_INTERVAL == const.WAKE_INTERVAL
+def test_the_relay_wakes_with_the_integrations_file() -> None:
+    assert inspect.getsource(relay) == inspect.getsource(wake_on_lan)
+    assert relay_main.Waker is relay.Waker
+    assert servers.Waker is relay.Waker
+    assert issubclass(ServerWaker, wake_on_lan.Waker)
 
 
 async def wakers(

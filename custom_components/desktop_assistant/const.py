@@ -36,8 +36,6 @@ DEFAULT_WAKE_ADDRESS: Final = "255.255.255.255"
 DEFAULT_WAKE_PORT: Final = 9
 DEFAULT_WAKE_WAIT: Final = 0
 DEFAULT_NIGHTLY_FALLBACK: Final = True
-# A magic packet goes to one server at most once in this many seconds.
-WAKE_INTERVAL: Final = 30.0
 # The nightly pass waits this long for its own server to wake.
 NIGHTLY_WAKE_WAIT: Final = 600.0
 # llama-server's GET /health, this often while it answers; while it does
@@ -72,13 +70,6 @@ TOOL_CALLS_CONSTRAINED: Final = "constrained"
 TOOL_CALLS_AUTO: Final = "auto"
 TOOL_CALLS_MODES: Final = (TOOL_CALLS_AUTO, TOOL_CALLS_NATIVE, TOOL_CALLS_CONSTRAINED)
 
-DEFAULT_TOOL_ROUNDS: Final = 3
-DEFAULT_MAX_HISTORY: Final = 20
-DEFAULT_TEMPERATURE: Final = 0.7
-DEFAULT_MAX_TOKENS: Final = 1024
-DEFAULT_REQUEST_TIMEOUT: Final = 60
-# A whole question, every round and tool included, whatever the server sends.
-DEFAULT_TURN_TIMEOUT: Final = 300
 # Seconds a question before a changing tool waits for the person's yes.
 DEFAULT_CONFIRM_TIMEOUT: Final = 60
 
@@ -91,7 +82,6 @@ CONF_QUIET_MINUTES: Final = "quiet_minutes"
 # HA's time zone.
 CONF_NIGHTLY: Final = "nightly"
 CONF_NIGHTLY_TIME: Final = "nightly_time"
-DEFAULT_NIGHTLY: Final = True
 DEFAULT_NIGHTLY_TIME: Final = "03:00:00"
 SERVICE_RUN_NIGHTLY: Final = "run_nightly"
 DEFAULT_RETENTION_DAYS: Final = 90
@@ -102,7 +92,7 @@ DEFAULT_QUIET_MINUTES: Final = 30
 DEFAULT_ENTRY_OPTIONS: Final[dict[str, Any]] = {
     CONF_RETENTION_DAYS: DEFAULT_RETENTION_DAYS,
     CONF_QUIET_MINUTES: DEFAULT_QUIET_MINUTES,
-    CONF_NIGHTLY: DEFAULT_NIGHTLY,
+    CONF_NIGHTLY: True,
     CONF_NIGHTLY_TIME: DEFAULT_NIGHTLY_TIME,
 }
 SERVICE_DELETE_CONVERSATIONS: Final = "delete_conversations"
@@ -113,13 +103,14 @@ ATTR_CONVERSATION_ID: Final = "conversation_id"
 DEFAULT_AGENT_OPTIONS: Final[dict[str, Any]] = {
     CONF_PROMPT: llm.DEFAULT_INSTRUCTIONS_PROMPT,
     CONF_LLM_HASS_API: [llm.LLM_API_ASSIST],
-    CONF_TOOL_ROUNDS: DEFAULT_TOOL_ROUNDS,
+    CONF_TOOL_ROUNDS: 3,
     CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
-    CONF_MAX_HISTORY: DEFAULT_MAX_HISTORY,
-    CONF_TEMPERATURE: DEFAULT_TEMPERATURE,
-    CONF_MAX_TOKENS: DEFAULT_MAX_TOKENS,
-    CONF_REQUEST_TIMEOUT: DEFAULT_REQUEST_TIMEOUT,
-    CONF_TURN_TIMEOUT: DEFAULT_TURN_TIMEOUT,
+    CONF_MAX_HISTORY: 20,
+    CONF_TEMPERATURE: 0.7,
+    CONF_MAX_TOKENS: 1024,
+    CONF_REQUEST_TIMEOUT: 60,
+    # A whole question, every round and tool included, whatever the server sends.
+    CONF_TURN_TIMEOUT: 300,
     CONF_CONFIRM_TIMEOUT: DEFAULT_CONFIRM_TIMEOUT,
     CONF_RECORD: True,
     CONF_FALLBACK_SERVERS: [],

@@ -32,6 +32,7 @@ from wyoming.asr import Transcript
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
+from tests.harness.package import copy_package_source
 from tests.harness.whisper_server import WhisperServerStandIn
 from tests.harness.wyoming import (
     free_port,
@@ -187,15 +188,7 @@ def stand_in_base(podman_works: None, tmp_path_factory: pytest.TempPathFactory) 
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Our package as a wheel, built from a copy of the source, offline."""
     folder = tmp_path_factory.mktemp("wheel")
-    source = folder / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy2(ROOT / name, source / name)
-    shutil.copytree(
-        ROOT / "wyoming_services",
-        source / "wyoming_services",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    source = copy_package_source(folder / "source")
     result = subprocess.run(
         [
             sys.executable,

@@ -27,11 +27,14 @@ from custom_components.desktop_assistant.text import words
 from tests.harness.agent_entry import async_ask
 from tests.harness.real_engines import (
     MISSING_SMOLLM2,
+    REAL_MODEL_TIMEOUT,
     SMOLLM2_MODEL,
     RealLlamaServer,
     cached_model,
     start_llama_server,
 )
+
+pytestmark = REAL_MODEL_TIMEOUT
 
 
 @pytest.fixture(scope="module")

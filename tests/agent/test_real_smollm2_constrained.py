@@ -30,9 +30,10 @@ from tests.harness.agent_entry import (
     async_add_agent,
     async_ask,
 )
-from tests.harness.real_engines import RealLlamaServer
+from tests.harness.real_engines import REAL_MODEL_TIMEOUT, RealLlamaServer
 
 __all__ = ["smollm2_server"]
+pytestmark = REAL_MODEL_TIMEOUT
 API = "weather_tools"
 
 

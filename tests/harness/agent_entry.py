@@ -47,14 +47,19 @@ async def async_add_agent(
         ],
         **({"title": title} if title is not None else {}),
     )
+    return entry, await async_set_up_agent_entry(hass, entry)
+
+
+async def async_set_up_agent_entry(hass: HomeAssistant, entry: MockConfigEntry) -> str:
+    """Add and set up an entry of one conversation agent; return its entity id."""
     entry.add_to_hass(hass)
     assert await hass.config_entries.async_setup(entry.entry_id)
     (subentry_id,) = entry.subentries
     entity_id = er.async_get(hass).async_get_entity_id(
-        "conversation", DOMAIN, subentry_id
+        "conversation", entry.domain, subentry_id
     )
     assert entity_id is not None
-    return entry, entity_id
+    return entity_id
 
 
 class RecordingTool(llm.Tool):

@@ -2,11 +2,21 @@
 
 import argparse
 from pathlib import Path
+import shutil
 from typing import Any
 
 import aiohttp
 from homeassistant.components.conversation import trace
+from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
+from homeassistant.core import HomeAssistant
 
+from custom_components.desktop_assistant.const import (
+    CONF_MAX_TOKENS,
+    CONF_TEMPERATURE,
+    DEFAULT_AGENT_OPTIONS,
+    DOMAIN,
+)
+from tests.harness.agent_entry import async_add_agent
 from tests.harness.home_assistant import median_p95
 from tests.harness.real_engines import RealLlamaServer
 
@@ -43,6 +53,11 @@ def last_turn_timings() -> dict[str, Any]:
     )
 
 
+def last_turn_cache_share() -> float:
+    """The share of the last conversation's first prompt that came from the cache."""
+    return cache_share(last_turn_timings())
+
+
 async def empty_the_cache(server: RealLlamaServer, length: int) -> None:
     """Send an unrelated prompt of about `length` tokens, evicting the cached one."""
     async with (
@@ -56,3 +71,37 @@ async def empty_the_cache(server: RealLlamaServer, length: int) -> None:
         ) as response,
     ):
         await response.read()
+
+
+async def async_add_cache_agent(hass: HomeAssistant, server: RealLlamaServer) -> str:
+    """The example tool files and an agent on `server` that answers alike each time.
+
+    Temperature 0 and 8 tokens: the prompt, not the answer, is what is measured.
+    """
+    await hass.async_add_executor_job(
+        shutil.copytree, EXAMPLES, Path(hass.config.path(DOMAIN, "tools"))
+    )
+    _, agent_id = await async_add_agent(
+        hass,
+        server.url,
+        DEFAULT_AGENT_OPTIONS
+        | {
+            CONF_MODEL: str(server.model_path),
+            CONF_LLM_HASS_API: [DOMAIN],
+            CONF_TEMPERATURE: 0.0,
+            CONF_MAX_TOKENS: 8,
+        },
+    )
+    return agent_id
+
+
+def print_shares(shares: dict[str, list[float]], baseline: str | None = None) -> None:
+    """A table of cache shares: median, p95, lowest, and against `baseline`'s median."""
+    width = max(map(len, shares)) + 2
+    against = f" {'vs cold':>8}" if baseline else ""
+    print(f"{'turn':<{width}} {'median':>8} {'p95':>8} {'lowest':>8}{against}")
+    cold = median_p95(shares[baseline])[0] if baseline else 0.0
+    for name, values in shares.items():
+        median, p95 = median_p95(values)
+        line = f"{name:<{width}} {median:>8.1%} {p95:>8.1%} {min(values):>8.1%}"
+        print(line + (f" {median - cold:>+8.1%}" if baseline else ""))

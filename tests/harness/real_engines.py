@@ -40,6 +40,10 @@ MISSING_SMOLLM2 = (
     "(without --skip-real-engines)"
 )
 MISSING_ESPEAK = "espeak-ng is not installed: run `scripts/setup`"
+# A test that asks a real model a few questions takes seconds on a quiet
+# machine and minutes on a busy 2-core one: its limit catches a hang, not a
+# slow CPU (the suite's own 120 s would).
+REAL_MODEL_TIMEOUT = pytest.mark.timeout(600)
 # What scripts/setup converts and extracts into $MODEL_CACHE.
 WHISPER_MODEL = "whisper/ggml-base.bin"
 SMOLLM2_MODEL = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"

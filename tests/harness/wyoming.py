@@ -19,11 +19,11 @@ from wyoming.client import AsyncClient, AsyncTcpClient
 from wyoming.event import Event, async_read_event
 from wyoming.server import AsyncTcpServer, HandlerFactory
 
+from desktop_assistant_wake_on_lan import Waker
 from tests.harness.ports import free_port
 from wyoming_services.whisper.__main__ import build_info, language_setting
 from wyoming_services.whisper.handler import IDLE_SECONDS, WhisperEventHandler
 from wyoming_services.whisper.servers import WhisperServers
-from wyoming_services.whisper.wake import Waker
 
 # The household of the seed: an Italian and an English voice, blended.
 KOKORO_VOICES = """

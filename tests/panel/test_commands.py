@@ -18,6 +18,7 @@ from pytest_homeassistant_custom_component.common import async_fire_time_changed
 from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.jobs.runs import (
+    RunEnd,
     finish_run,
     insert_run,
     interrupted_runs,
@@ -315,7 +316,7 @@ def test_runs_left_running_by_a_kill_are_marked(tmp_path: Path) -> None:
     interrupted_runs(connection)
     (only,) = list_runs(connection, "retention")
     assert only["outcome"] == "failed: interrupted"
-    finish_run(connection, run, "retention", duration=1.0, outcome="ok", summary={})
+    finish_run(connection, run, "retention", RunEnd(duration=1.0, outcome="ok"))
     assert list_runs(connection, "retention")[0]["outcome"] == "ok"
 
 

@@ -10,6 +10,7 @@ import pytest
 from wyoming.asr import Transcript
 from wyoming.error import Error
 
+from desktop_assistant_wake_on_lan import Waker
 from tests.harness.whisper_server import (
     SilentServer,
     WhisperServerStandIn,
@@ -27,7 +28,6 @@ from tests.harness.wyoming import (
     whisper_failover,
 )
 from wyoming_services.config import load_config
-from wyoming_services.whisper.wake import Waker
 
 MODULE = "wyoming_services.whisper"
 MAC = "0a1b2c3d4e5f"

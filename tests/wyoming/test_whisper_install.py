@@ -3,7 +3,6 @@
 import os
 from pathlib import Path
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -11,9 +10,9 @@ import tomllib
 
 import pytest
 
+from tests.harness.package import copy_package_source
+
 ROOT = Path(__file__).resolve().parents[2]
-# What the package's build reads.
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "wyoming_services")
 
 
 @pytest.fixture(scope="module")
@@ -24,15 +23,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dependencies to run with) through a .pth line: the build needs no index.
     """
     folder = tmp_path_factory.mktemp("install")
-    source = folder / "source"
-    source.mkdir()
-    for name in SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(
-                ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__")
-            )
-        else:
-            shutil.copy2(ROOT / name, source / name)
+    source = copy_package_source(folder / "source")
     venv = folder / "venv"
     base = getattr(sys, "_base_executable", sys.executable)
     subprocess.run(
@@ -135,3 +126,21 @@ def test_units_and_add_on_start_the_new_name() -> None:
             assert "wyoming-whisper-cpp" not in text.replace(
                 "replaces wyoming-whisper-cpp.service", ""
             ), path
+
+
+def test_the_installed_relay_wakes_with_the_integrations_file(installed: Path) -> None:
+    result = subprocess.run(
+        [
+            installed / "bin" / "python",
+            "-c",
+            "import desktop_assistant_wake_on_lan as w; print(w.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=installed,
+    )
+    shipped = Path(result.stdout.strip())
+    assert shipped.is_relative_to(installed)
+    waker = ROOT / "custom_components" / "desktop_assistant" / "wake_on_lan"
+    assert shipped.read_bytes() == (waker / "__init__.py").read_bytes()

@@ -7,12 +7,13 @@ import logging
 import aiohttp
 from wyoming.info import AsrModel, AsrProgram, Attribution, Info
 
+from desktop_assistant_wake_on_lan import Waker
+
 from ..credentials import without_credentials
 from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .handler import WhisperEventHandler
 from .languages import AUTO, WHISPER_LANGUAGES, whisper_code
 from .servers import WhisperServers
-from .wake import Waker
 
 _LOGGER = logging.getLogger(__name__)
 

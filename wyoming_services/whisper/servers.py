@@ -14,8 +14,9 @@ import logging
 
 import aiohttp
 
+from desktop_assistant_wake_on_lan import Waker
+
 from .client import Transcription, WhisperClient, WhisperServerDownError
-from .wake import Waker
 
 _LOGGER = logging.getLogger(__name__)
 

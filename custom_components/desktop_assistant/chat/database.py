@@ -7,19 +7,24 @@ from typing import Any, Final
 from ..record import database as record_database
 from ..store import transaction
 
-THREAD_COLUMNS: Final = "thread_id, user_id, agent_id, title, created_at, updated_at"
+# A thread's fields, as its columns and as the websocket API names them.
+THREAD_FIELDS: Final = (
+    "thread_id",
+    "user_id",
+    "agent_id",
+    "title",
+    "created_at",
+    "updated_at",
+)
+THREAD_COLUMNS: Final = ", ".join(THREAD_FIELDS)
 
 
 def thread_dict(row: Sequence[Any]) -> dict[str, Any]:
-    """A thread as the websocket API gives it."""
-    return {
-        "thread_id": row[0],
-        "user_id": row[1],
-        "agent_id": row[2],
-        "title": row[3],
-        "created_at": record_database.iso(row[4]),
-        "updated_at": record_database.iso(row[5]),
-    }
+    """A thread as the websocket API gives it: its times in ISO 8601."""
+    thread = dict(zip(THREAD_FIELDS, row, strict=True))
+    for time_field in ("created_at", "updated_at"):
+        thread[time_field] = record_database.iso(thread[time_field])
+    return thread
 
 
 def create_thread(

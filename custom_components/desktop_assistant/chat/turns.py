@@ -37,8 +37,12 @@ type Listener = Callable[[dict[str, Any]], None]
 
 @dataclass
 class RunningTurn:
-    """One thread's turn in progress, and what it has streamed so far."""
+    """One thread's turn in progress: the question, and what has streamed so far."""
 
+    thread: dict[str, Any]
+    text: str
+    user_id: str
+    language: str | None
     task: asyncio.Task[None] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
 
@@ -97,10 +101,10 @@ class ChatTurns:
         self, thread: dict[str, Any], text: str, user_id: str, language: str | None
     ) -> None:
         """Start a turn of the thread; the caller checked none is running."""
-        turn = RunningTurn()
+        turn = RunningTurn(thread, text, user_id, language)
         self.running[thread["thread_id"]] = turn
         turn.task = self.hass.async_create_task(
-            self._async_run(turn, thread, text, user_id, language),
+            self._async_run(turn),
             f"chat turn {thread['thread_id']}",
             eager_start=True,
         )
@@ -147,19 +151,13 @@ class ChatTurns:
         for listener in list(self.listeners.get(thread_id, ())):
             listener(event)
 
-    async def _async_run(
-        self,
-        turn: RunningTurn,
-        thread: dict[str, Any],
-        text: str,
-        user_id: str,
-        language: str | None,
-    ) -> None:
-        thread_id = thread["thread_id"]
+    async def _async_run(self, turn: RunningTurn) -> None:
+        """Run the turn; its listeners hear how it ended, however it ended."""
+        thread_id = turn.thread["thread_id"]
         end: dict[str, Any] = {"type": "end"}
-        self._async_emit(thread_id, turn, {"type": "start", "text": text})
+        self._async_emit(thread_id, turn, {"type": "start", "text": turn.text})
         try:
-            end |= await self._async_converse(turn, thread, text, user_id, language)
+            end |= await self._async_converse(turn)
         except asyncio.CancelledError:
             end["stopped"] = True
             raise
@@ -185,15 +183,9 @@ class ChatTurns:
             return []  # reported by the store; the turn goes on without it
         return rebuilt_history(thread["agent_id"], found["entries"] if found else [])
 
-    async def _async_converse(
-        self,
-        turn: RunningTurn,
-        thread: dict[str, Any],
-        text: str,
-        user_id: str,
-        language: str | None,
-    ) -> dict[str, Any]:
+    async def _async_converse(self, turn: RunningTurn) -> dict[str, Any]:
         """Ask the thread's agent, streaming its deltas to the turn's listeners."""
+        thread = turn.thread
 
         @callback
         def listen(_chat_log: conversation.ChatLog, delta: dict[str, Any]) -> None:
@@ -211,13 +203,13 @@ class ChatTurns:
             if len(chat_log.content) == 1:
                 # Only the system prompt: Home Assistant forgot the thread.
                 chat_log.content.extend(await self._async_history(thread))
-            chat_log.async_add_user_content(conversation.UserContent(content=text))
+            chat_log.async_add_user_content(conversation.UserContent(content=turn.text))
             result = await conversation.async_converse(
                 self.hass,
-                text,
+                turn.text,
                 thread["thread_id"],
-                Context(user_id=user_id),
-                language,
+                Context(user_id=turn.user_id),
+                turn.language,
                 thread["agent_id"],
             )
         response = result.response

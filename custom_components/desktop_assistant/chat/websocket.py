@@ -50,6 +50,14 @@ TITLE_LENGTH: Final = 80
 MAX_THREADS: Final = 200
 
 
+def thread_schema(name: str) -> dict[Any, Any]:
+    """The schema of chat's command `name` about one thread."""
+    return {
+        vol.Required("type"): f"{DOMAIN}/chat/{name}",
+        vol.Required("thread_id"): str,
+    }
+
+
 @callback
 def async_register_commands(hass: HomeAssistant) -> None:
     """Register chat's websocket commands."""
@@ -133,12 +141,7 @@ async def readable_thread(
     return thread or {"thread_id": thread_id, "user_id": None, "title": None}
 
 
-@user_command(
-    {
-        vol.Required("type"): f"{DOMAIN}/chat/get",
-        vol.Required("thread_id"): str,
-    }
-)
+@user_command(thread_schema("get"))
 async def websocket_get_thread(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
@@ -241,12 +244,7 @@ async def websocket_send(
     return {"thread_id": thread_id}
 
 
-@user_command(
-    {
-        vol.Required("type"): f"{DOMAIN}/chat/stop",
-        vol.Required("thread_id"): str,
-    }
-)
+@user_command(thread_schema("stop"))
 async def websocket_stop(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
@@ -255,12 +253,7 @@ async def websocket_stop(
     return {"stopped": hass.data[DATA_CHAT].async_stop(thread["thread_id"])}
 
 
-@websocket_api.websocket_command(
-    {
-        vol.Required("type"): f"{DOMAIN}/chat/subscribe",
-        vol.Required("thread_id"): str,
-    }
-)
+@websocket_api.websocket_command(thread_schema("subscribe"))
 @websocket_api.async_response
 async def websocket_subscribe(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]

@@ -45,19 +45,9 @@ class DesktopAssistantChat extends HomeAssistantPage {
     return this._hass && this._hass.language;
   }
 
-  t(key, values) {
-    return this.api.t(key, values);
-  }
-
-  async _load() {
-    try {
-      if (!(await this.api.load(this._hass))) return;
-    } catch (error) {
-      fill(this.shadowRoot, h("style", {}, STYLE), h("main", {}, h("div", { class: "error-bar", role: "alert" }, error.message || String(error))));
-      return;
-    }
+  // What was drawn in the old language.
+  _forget() {
     this._shown = undefined;
-    this._render();
   }
 
   _render() {

@@ -1,6 +1,7 @@
 // The list-and-detail layout every view shares: the detail shows a hint when
 // nothing is open; on a phone it replaces the list and has a way back.
 import { fill, h } from "./dom.js";
+import { STYLE } from "./styles.js";
 
 export class Split {
   // `tab` is the view's tab: Back goes to its list. `hint` is the text shown
@@ -112,6 +113,24 @@ export class HomeAssistantPage extends HTMLElement {
   set route(route) {
     this._route = route;
     if (this._main) this._follow();
+  }
+
+  t(key, values) {
+    return this.api.t(key, values);
+  }
+
+  // Strings (and what else the page's Api reads) first; everything again in a
+  // new language. Without strings the page can say only the error itself; a
+  // reload of the page tries again.
+  async _load() {
+    try {
+      if (!(await this.api.load(this._hass))) return;
+    } catch (error) {
+      fill(this.shadowRoot, h("style", {}, STYLE), h("main", {}, h("div", { class: "error-bar", role: "alert" }, error.message || String(error))));
+      return;
+    }
+    this._forget();
+    this._render();
   }
 }
 

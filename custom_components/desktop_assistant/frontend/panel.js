@@ -39,23 +39,10 @@ class DesktopAssistantPanel extends HomeAssistantPage {
     this._load();
   }
 
-  // Strings and the describe answer first; everything again in a new language.
-  async _load() {
-    try {
-      if (!(await this.api.load(this._hass))) return;
-    } catch (error) {
-      // No strings yet: the one sentence the panel can say without them; a
-      // reload of the page tries again.
-      fill(this.shadowRoot, h("style", {}, STYLE), h("main", {}, h("div", { class: "error-bar", role: "alert" }, error.message || String(error))));
-      return;
-    }
+  // What was drawn in the old language, and the views that drew it.
+  _forget() {
     this._views = {};
     this._shown = null;
-    this._render();
-  }
-
-  t(key, values) {
-    return this.api.t(key, values);
   }
 
   get language() {

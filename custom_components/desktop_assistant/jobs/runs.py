@@ -10,6 +10,7 @@ a run a stop left `running` is ended at the next start (`interrupted_runs`).
 """
 
 import asyncio
+from dataclasses import dataclass, field
 import json
 import logging
 import sqlite3
@@ -60,20 +61,21 @@ def insert_run(
     return int(cursor.lastrowid or 0)
 
 
-def finish_run(
-    connection: sqlite3.Connection,
-    run: int,
-    job: str,
-    *,
-    duration: float,
-    outcome: str,
-    summary: dict[str, Any],
-) -> None:
+@dataclass
+class RunEnd:
+    """How a run ended: its seconds, its outcome and the summary it answered."""
+
+    duration: float
+    outcome: str
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def finish_run(connection: sqlite3.Connection, run: int, job: str, end: RunEnd) -> None:
     """Record how a run ended; keep the job's newest KEEP_RUNS runs."""
     with transaction(connection):
         connection.execute(
             "UPDATE job_runs SET duration = ?, outcome = ?, summary = ? WHERE id = ?",
-            (duration, outcome, json.dumps(summary), run),
+            (end.duration, end.outcome, json.dumps(end.summary), run),
         )
         keep_newest(connection, _TABLE, key="job", value=job, keep=KEEP_RUNS)
 
@@ -196,38 +198,17 @@ async def async_run_recorded(
         raise
     finally:
         if run is not None:
-            duration = monotonic_seconds() - started
-            await _async_finish(
-                store,
-                unrecorded,
-                run,
-                job.name,
-                duration=duration,
-                outcome=outcome,
-                summary=summary,
-            )
+            end = RunEnd(monotonic_seconds() - started, outcome, summary)
+            await _async_finish(store, unrecorded, run, job.name, end)
     return answer
 
 
 async def _async_finish(
-    store: Store,
-    unrecorded: dict[int, str],
-    run: int,
-    job: str,
-    *,
-    duration: float,
-    outcome: str,
-    summary: dict[str, Any],
+    store: Store, unrecorded: dict[int, str], run: int, job: str, end: RunEnd
 ) -> None:
     """Write how the run ended, even while its task is being cancelled."""
     try:
-        await asyncio.shield(
-            store.async_run(
-                lambda db: finish_run(
-                    db, run, job, duration=duration, outcome=outcome, summary=summary
-                )
-            )
-        )
+        await asyncio.shield(store.async_run(lambda db: finish_run(db, run, job, end)))
     except StoreError as err:
         # Reported by the store; the next run writes how this one ended.
         unrecorded[run] = f"failed: database {err.kind}"

@@ -9,6 +9,7 @@ handed to it once (`set_aside_runs`, `link_runs`). Functions of a
 connection, run on the store's thread; no Home Assistant import.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 import json
 import sqlite3
@@ -223,6 +224,29 @@ def link_runs(connection: sqlite3.Connection, job_runs: dict[int, int | None]) -
     )
 
 
+# A run's change to a page as `get_run` answers it, in its SELECT's order.
+_PAGE_CHANGE_FIELDS: Final = (
+    "page_id",
+    "name",
+    "action",
+    "before",
+    "after",
+    "dropped",
+    "sources",
+    "absorbed",
+)
+
+
+def _page_change(row: Sequence[Any]) -> dict[str, Any]:
+    """A row of nightly_run_pages as a dict, its JSON columns read."""
+    change = dict(zip(_PAGE_CHANGE_FIELDS, row, strict=True))
+    change["dropped"] = json.loads(change["dropped"])
+    change["sources"] = json.loads(change["sources"])
+    absorbed = change["absorbed"]
+    change["absorbed"] = json.loads(absorbed) if absorbed else None
+    return change
+
+
 def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
     """A run's registry id, detail, and each page it changed, dropped lines and sources."""
     row = connection.execute(
@@ -232,16 +256,7 @@ def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
         raise PageError("not_found", f"there is no run {run}")
     result = {"run_id": run, "job_run": row[0], "detail": json.loads(row[1])}
     result["pages"] = [
-        {
-            "page_id": page_row[0],
-            "name": page_row[1],
-            "action": page_row[2],
-            "before": page_row[3],
-            "after": page_row[4],
-            "dropped": json.loads(page_row[5]),
-            "sources": json.loads(page_row[6]),
-            "absorbed": json.loads(page_row[7]) if page_row[7] else None,
-        }
+        _page_change(page_row)
         for page_row in connection.execute(
             "SELECT page, page_name, action, before_text, after_text, dropped, "
             "sources, absorbed FROM nightly_run_pages WHERE run = ? ORDER BY id",
