@@ -4,7 +4,8 @@ Runs a Home Assistant in this process with the agent on the llama-server at
 URL, offering the example tool files (examples/tools/) through the tool
 files' own API. Their web services (OpenWeatherMap, SearXNG, TomTom) are
 local stand-ins that answer in the real services' wire format; the calendar
-is a vdir written for the run, home is Oslo and the trip starts in Utrecht.
+is a vdir written for the run, home is Oslo and the trip starts in Utrecht
+(tool_world.py).
 
 Each question is asked in a new conversation, in its own language. For each
 it prints PASS or FAIL per expectation: the right tool (or none, for the
@@ -18,22 +19,23 @@ expectation failed.
 `--tool-calls` is the agent's option: native (the template's own tool
 calls), constrained (a reply held to a JSON schema of the tools) or auto
 (constrained where the server's template cannot call tools).
+`--tool-order reversed` and `--answer-first` are the eval's own: they
+measure whether the order the tools are offered in moves the model.
 
 Run: scripts/eval-tools URL [--model ID] [--api-key KEY] [--timeout S]
-[--tool-calls auto|native|constrained]
+[--tool-calls auto|native|constrained] [--tool-order name|reversed]
+[--answer-first]
 (URL as the integration takes it, e.g. http://192.168.1.20:8181/v1)
 """
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator, Callable
-import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache, partial
 import json
 from pathlib import Path
-import shutil
 import sys
 import tempfile
 from typing import Any
@@ -53,30 +55,15 @@ from custom_components.desktop_assistant.const import (
     TOOL_CALLS_AUTO,
     TOOL_CALLS_MODES,
 )
+from evaluation.tool_order import NAME, TOOL_ORDERS, offered_order
 from evaluation.tool_totals import Tally, milliseconds, yes
+from evaluation.tool_world import web_services, write_config_folder
 from tests.harness.agent_entry import async_add_agent
 from tests.harness.home_assistant import Answer, converse, running_home_assistant
-from tests.harness.web_stand_ins import (
-    OSLO,
-    OWM_KEY,
-    ROME,
-    TOMTOM_KEY,
-    OpenWeatherMap,
-    SearXNG,
-    Slot,
-    TomTom,
-    current_weather,
-    searxng_result,
-    serving,
-    tomtom_geography,
-    tomtom_poi,
-)
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "tools"
 # The answer's language is told apart from these.
 LANGUAGES = ["en", "it", "de", "fr", "es", "nl", "pt"]
 LANGUAGE_NAMES = {"en": "English", "it": "Italian"}
-SCHIPHOL = tomtom_poi("Amsterdam Airport Schiphol", "Haarlemmermeer", 52.30907, 4.76278)
 
 
 def empty(value: Any) -> bool:
@@ -221,105 +208,6 @@ def fault_hint(answer: Answer) -> str:
     return ""
 
 
-@contextlib.asynccontextmanager
-async def web_services() -> AsyncIterator[dict[str, str]]:
-    """Serve the stand-ins with the run's data; yield the URLs for [env]."""
-    tomorrow = dt_util.now(ROME.zone).date() + timedelta(days=1)
-    async with (
-        serving(OpenWeatherMap()) as owm,
-        serving(SearXNG()) as searxng,
-        serving(TomTom()) as tomtom,
-    ):
-        owm.cities = {"rome": ROME, "rome,it": ROME, "oslo": OSLO, "oslo,no": OSLO}
-        owm.slots = [
-            Slot(tomorrow, hour, "light rain", 9.0, 12.0, 3.5, 240, 0.8)
-            for hour in range(0, 24, 3)
-        ]
-        searxng.results = [
-            searxng_result(
-                1,
-                "Kokoro TTS - Hugging Face",
-                "Kokoro is an open-weight TTS model with 82 million parameters.",
-                "https://huggingface.co/hexgrad/Kokoro-82M",
-            )
-        ]
-        tomtom.places = {
-            name: [SCHIPHOL]
-            for name in (
-                "schiphol",
-                "schiphol airport",
-                "airport schiphol",
-                "amsterdam airport schiphol",
-                "schiphol airport, amsterdam",
-                "amsterdam schiphol airport",
-            )
-        } | {"utrecht": [tomtom_geography("Utrecht", 52.09083, 5.12222)]}
-        yield {
-            "OWM_URL": owm.url,
-            "SEARXNG_URL": searxng.url,
-            "TOMTOM_URL": tomtom.url,
-        }
-
-
-def write_config_folder(
-    root: Path,
-    work: Path,
-    urls: dict[str, str],
-    zone: str,
-    tomorrow: date,
-    *,
-    examples: bool = True,
-) -> None:
-    """The example tools and a config.toml pointing them at the stand-ins."""
-    shutil.copytree(
-        EXAMPLES, root / "tools", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    if not examples:
-        for spec in (root / "tools").glob("*.toml"):
-            lines = spec.read_text().splitlines(keepends=True)
-            spec.write_text("".join(x for x in lines if not x.startswith("examples")))
-    calendar = work / "calendars" / "personal" / "lunch.ics"
-    calendar.parent.mkdir(parents=True)
-    calendar.write_bytes(
-        "\r\n".join(
-            [
-                "BEGIN:VCALENDAR",
-                "VERSION:2.0",
-                "PRODID:-//desktop_assistant//eval-tools//EN",
-                "BEGIN:VEVENT",
-                "UID:lunch@eval-tools",
-                f"DTSTART:{tomorrow:%Y%m%d}T123000",
-                f"DTEND:{tomorrow:%Y%m%d}T133000",
-                "SUMMARY:Team lunch",
-                "END:VEVENT",
-                "END:VCALENDAR",
-                "",
-            ]
-        ).encode()
-    )
-    weather_env = work / "weather.env"
-    weather_env.write_text(f"KEY={OWM_KEY}\nCITY=Oslo\nCOUNTRY=NO\nUNITS=metric\n")
-    # Home, now: from conky-theme-udt's fresh cache, as at a household.
-    cache = work / "cache" / "udt" / "weather.json"
-    cache.parent.mkdir(parents=True)
-    cache.write_text(json.dumps(current_weather(OSLO)))
-    env = urls | {
-        "TZ": zone,
-        "HOME": str(work / "home"),
-        "XDG_CACHE_HOME": str(work / "cache"),
-        "CALENDAR_DIR": str(work / "calendars"),
-        "WEATHER_ENV": str(weather_env),
-        "TOMTOM_API_KEY": TOMTOM_KEY,
-        "TRAVEL_HOME": "Utrecht",
-        "TOOL_WEB_TIMEOUT": "5",
-    }
-    # Answers may name home and the time zone, as config.toml suggests.
-    lines = ['shown = ["TZ", "TRAVEL_HOME"]', "[env]"] + [
-        f"{name} = {json.dumps(value)}" for name, value in env.items()
-    ]
-    (root / "config.toml").write_text("\n".join(lines) + "\n")
-
-
 async def first_model(url: str, api_key: str | None) -> str:
     """The first model the server lists."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -369,11 +257,15 @@ async def evaluate(
     options: dict[str, Any],
     *,
     examples: bool = True,
+    tool_order: str = NAME,
+    answer_first: bool = False,
 ) -> bool:
     """Ask each question and print the checks and totals; return whether all passed.
 
     `options` are the agent's options the run sets; without `examples` the
-    tool files' example questions are left out of their descriptions.
+    tool files' example questions are left out of their descriptions. The
+    tools are offered in `tool_order`, the answer branch first if
+    `answer_first` (`offered_order`).
     """
     url = url.rstrip("/")
     if not url.endswith("/v1"):
@@ -386,9 +278,16 @@ async def evaluate(
             return False
     tool_calls = options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO)
     settings = ", ".join(f"{name} {value}" for name, value in options.items())
-    print(f"eval-tools: {model} at {url}, {settings}, examples {yes(examples)}\n")
+    answer_branch = "first" if answer_first else "last"
+    print(
+        f"eval-tools: {model} at {url}, {settings}, examples {yes(examples)}, "
+        f"tool order {tool_order}, answer branch {answer_branch}\n"
+    )
     tally = Tally()
-    with tempfile.TemporaryDirectory() as work_dir:
+    with (
+        tempfile.TemporaryDirectory() as work_dir,
+        offered_order(tool_order, answer_first=answer_first),
+    ):
         async with running_home_assistant() as hass, web_services() as urls:
             today = dt_util.now().date()
             await hass.async_add_executor_job(
@@ -430,8 +329,8 @@ async def ask(
     return [ok for ok, _ in checks]
 
 
-def main() -> None:
-    """Parse the arguments and run."""
+def argument_parser() -> argparse.ArgumentParser:
+    """The command line of scripts/eval-tools."""
     parser = argparse.ArgumentParser(
         prog="scripts/eval-tools", description=__doc__.splitlines()[0]
     )
@@ -461,7 +360,24 @@ def main() -> None:
         action="store_true",
         help="leave the tool files' example questions out of their descriptions",
     )
-    arguments = parser.parse_args()
+    parser.add_argument(
+        "--tool-order",
+        choices=TOOL_ORDERS,
+        default=NAME,
+        help="offer the tools by name (default, as the agent does) or reversed: "
+        "the prompt's tool list and the reply schema's tool branches",
+    )
+    parser.add_argument(
+        "--answer-first",
+        action="store_true",
+        help="put the constrained reply schema's answer branch before the tools'",
+    )
+    return parser
+
+
+def main() -> None:
+    """Parse the arguments and run."""
+    arguments = argument_parser().parse_args()
     options: dict[str, Any] = {
         CONF_TOOL_CALLS: arguments.tool_calls,
         CONF_REQUEST_TIMEOUT: arguments.timeout,
@@ -475,6 +391,8 @@ def main() -> None:
             arguments.api_key,
             options,
             examples=not arguments.without_examples,
+            tool_order=arguments.tool_order,
+            answer_first=arguments.answer_first,
         )
     )
     sys.exit(0 if ok else 1)

@@ -350,3 +350,103 @@ async def test_constrained_mode_counts_what_it_could_not_read(
         "  summary: right tool yes, right arguments no, valid reply yes, prompt tokens 84"
         in output
     )
+
+
+def offered_tools(request: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """A constrained request's tool list in the prompt, and its reply's branches.
+
+    The branches as the schema lists them, the answer's as "answer".
+    """
+    system = request["messages"][0]["content"]
+    listed = [
+        line[2:].split(":")[0]
+        for line in system.split("\nTools:\n")[1].splitlines()
+        if line.startswith("- ")
+    ]
+    branches = [
+        branch["properties"]["tool"]["const"]
+        if "tool" in branch["properties"]
+        else "answer"
+        for branch in request["response_format"]["json_schema"]["schema"]["anyOf"]
+    ]
+    return listed, branches
+
+
+async def test_tool_order_by_name_is_the_agents(stand_in: LlamaServerStandIn) -> None:
+    """Without `--tool-order`, the tools come as the agent offers them: by name."""
+    stand_in.reply_to = playing(GOOD_MODEL)
+
+    status, output = await eval_tools(stand_in.url, "--tool-calls", "constrained")
+
+    assert status == 1, output
+    assert "tool order name, answer branch last" in output
+    offered = [offered_tools(request) for request in stand_in.chat_requests]
+    assert {tuple(listed) for listed, _ in offered} == {tuple(sorted(offered[0][0]))}
+    assert len(offered[0][0]) == 9
+    # "What is on my calendar tomorrow?" points to both calendar tools.
+    assert max(len(branches) for _, branches in offered) >= 3
+    for _, branches in offered:
+        assert branches[:-1] == sorted(branches[:-1]), branches
+        assert branches[-1] == "answer"
+
+
+async def test_tool_order_reversed_reaches_the_prompt_and_the_branches(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    """`--tool-order reversed`: the same tools, last name first, in both places."""
+    stand_in.reply_to = playing(GOOD_MODEL)
+
+    status, output = await eval_tools(
+        stand_in.url, "--tool-calls", "constrained", "--tool-order", "reversed"
+    )
+
+    assert status == 1, output
+    assert "tool order reversed, answer branch last" in output
+    # The order moves nothing else: the same questions pass as by name.
+    assert "34 of 35 expectations passed" in output
+    offered = [offered_tools(request) for request in stand_in.chat_requests]
+    for listed, branches in offered:
+        assert len(listed) == 9
+        assert listed == sorted(listed, reverse=True), listed
+        assert branches[:-1] == sorted(branches[:-1], reverse=True), branches
+        assert branches[-1] == "answer"
+    assert max(len(branches) for _, branches in offered) >= 3
+
+
+async def test_answer_first_puts_the_answer_branch_before_the_tools(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    stand_in.reply_to = playing(GOOD_MODEL)
+
+    status, output = await eval_tools(
+        stand_in.url, "--tool-calls", "constrained", "--answer-first"
+    )
+
+    assert status == 1, output
+    assert "tool order name, answer branch first" in output
+    assert "34 of 35 expectations passed" in output
+    offered = [offered_tools(request) for request in stand_in.chat_requests]
+    for listed, branches in offered:
+        assert listed == sorted(listed)
+        assert branches[0] == "answer"
+        assert branches[1:] == sorted(branches[1:]), branches
+    assert max(len(branches) for _, branches in offered) >= 3
+
+
+async def test_tool_order_reversed_in_native_mode(stand_in: LlamaServerStandIn) -> None:
+    """Natively, the request's `tools` come last name first."""
+    stand_in.reply_to = playing(GOOD_MODEL)
+
+    status, output = await eval_tools(
+        stand_in.url, "--tool-calls", "native", "--tool-order", "reversed"
+    )
+
+    assert status == 0, output
+    names = {
+        tuple(tool["function"]["name"] for tool in request["tools"])
+        for request in stand_in.chat_requests
+        if "tools" in request
+    }
+    (offered,) = names
+    assert len(offered) == 9
+    assert list(offered) == sorted(offered, reverse=True)
