@@ -19,12 +19,12 @@ expectation failed.
 `--tool-calls` is the agent's option: native (the template's own tool
 calls), constrained (a reply held to a JSON schema of the tools) or auto
 (constrained where the server's template cannot call tools).
-`--tool-order reversed` and `--answer-first` are the eval's own: they
+`--tool-order reversed` and `--answer-last` are the eval's own: they
 measure whether the order the tools are offered in moves the model.
 
 Run: scripts/eval-tools URL [--model ID] [--api-key KEY] [--timeout S]
 [--tool-calls auto|native|constrained] [--tool-order name|reversed]
-[--answer-first]
+[--answer-last]
 (URL as the integration takes it, e.g. http://192.168.1.20:8181/v1)
 """
 
@@ -258,14 +258,14 @@ async def evaluate(
     *,
     examples: bool = True,
     tool_order: str = NAME,
-    answer_first: bool = False,
+    answer_last: bool = False,
 ) -> bool:
     """Ask each question and print the checks and totals; return whether all passed.
 
     `options` are the agent's options the run sets; without `examples` the
     tool files' example questions are left out of their descriptions. The
-    tools are offered in `tool_order`, the answer branch first if
-    `answer_first` (`offered_order`).
+    tools are offered in `tool_order`, the answer branch last if
+    `answer_last` (`offered_order`).
     """
     url = url.rstrip("/")
     if not url.endswith("/v1"):
@@ -278,7 +278,7 @@ async def evaluate(
             return False
     tool_calls = options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO)
     settings = ", ".join(f"{name} {value}" for name, value in options.items())
-    answer_branch = "first" if answer_first else "last"
+    answer_branch = "last" if answer_last else "first"
     print(
         f"eval-tools: {model} at {url}, {settings}, examples {yes(examples)}, "
         f"tool order {tool_order}, answer branch {answer_branch}\n"
@@ -286,7 +286,7 @@ async def evaluate(
     tally = Tally()
     with (
         tempfile.TemporaryDirectory() as work_dir,
-        offered_order(tool_order, answer_first=answer_first),
+        offered_order(tool_order, answer_last=answer_last),
     ):
         async with running_home_assistant() as hass, web_services() as urls:
             today = dt_util.now().date()
@@ -368,9 +368,10 @@ def argument_parser() -> argparse.ArgumentParser:
         "the prompt's tool list and the reply schema's tool branches",
     )
     parser.add_argument(
-        "--answer-first",
+        "--answer-last",
         action="store_true",
-        help="put the constrained reply schema's answer branch before the tools'",
+        help="put the constrained reply schema's answer branch after the tools' "
+        "(the agent puts it first)",
     )
     return parser
 
@@ -392,7 +393,7 @@ def main() -> None:
             options,
             examples=not arguments.without_examples,
             tool_order=arguments.tool_order,
-            answer_first=arguments.answer_first,
+            answer_last=arguments.answer_last,
         )
     )
     sys.exit(0 if ok else 1)

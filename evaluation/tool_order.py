@@ -3,7 +3,7 @@
 The agent lists its tools sorted by name (`format_tools`), so the prompt's
 cached prefix is the same bytes whatever order the APIs give them in. The
 prompt's tool list, native mode's `tools` and constrained mode's tool
-branches all follow that list; the answer branch comes last
+branches all follow that list; the answer branch comes first
 (`reply_schema`). To measure whether the order moves a model's choice, the
 eval swaps those two functions for the run, in its own process only: the
 agent keeps one order and no option for it.
@@ -31,22 +31,22 @@ def reversed_tools(api: llm.APIInstance) -> list[dict[str, Any]]:
     return format_tools(api)[::-1]
 
 
-def answer_first_schema(
+def answer_last_schema(
     schemas: Mapping[str, dict[str, Any]], answer_length: int | None = None
 ) -> dict[str, Any]:
-    """The agent's reply schema with the answer branch before the tools'."""
-    *tool_branches, answer_branch = reply_schema(schemas, answer_length)["anyOf"]
-    return {"anyOf": [answer_branch, *tool_branches]}
+    """The agent's reply schema with the answer branch after the tools'."""
+    answer_branch, *tool_branches = reply_schema(schemas, answer_length)["anyOf"]
+    return {"anyOf": [*tool_branches, answer_branch]}
 
 
 @contextlib.contextmanager
-def offered_order(tool_order: str, *, answer_first: bool) -> Iterator[None]:
-    """Offer the tools in `tool_order`, the answer branch first if asked, meanwhile."""
+def offered_order(tool_order: str, *, answer_last: bool) -> Iterator[None]:
+    """Offer the tools in `tool_order`, the answer branch last if asked, meanwhile."""
     with contextlib.ExitStack() as swaps:
         if tool_order == REVERSED:
             swaps.enter_context(mock.patch.object(loop, "format_tools", reversed_tools))
-        if answer_first:
+        if answer_last:
             swaps.enter_context(
-                mock.patch.object(constrained, "reply_schema", answer_first_schema)
+                mock.patch.object(constrained, "reply_schema", answer_last_schema)
             )
         yield

@@ -379,15 +379,15 @@ async def test_tool_order_by_name_is_the_agents(stand_in: LlamaServerStandIn) ->
     status, output = await eval_tools(stand_in.url, "--tool-calls", "constrained")
 
     assert status == 1, output
-    assert "tool order name, answer branch last" in output
+    assert "tool order name, answer branch first" in output
     offered = [offered_tools(request) for request in stand_in.chat_requests]
     assert {tuple(listed) for listed, _ in offered} == {tuple(sorted(offered[0][0]))}
     assert len(offered[0][0]) == 9
     # "What is on my calendar tomorrow?" points to both calendar tools.
     assert max(len(branches) for _, branches in offered) >= 3
     for _, branches in offered:
-        assert branches[:-1] == sorted(branches[:-1]), branches
-        assert branches[-1] == "answer"
+        assert branches[0] == "answer"
+        assert branches[1:] == sorted(branches[1:]), branches
 
 
 async def test_tool_order_reversed_reaches_the_prompt_and_the_branches(
@@ -401,35 +401,35 @@ async def test_tool_order_reversed_reaches_the_prompt_and_the_branches(
     )
 
     assert status == 1, output
-    assert "tool order reversed, answer branch last" in output
+    assert "tool order reversed, answer branch first" in output
     # The order moves nothing else: the same questions pass as by name.
     assert "34 of 35 expectations passed" in output
     offered = [offered_tools(request) for request in stand_in.chat_requests]
     for listed, branches in offered:
         assert len(listed) == 9
         assert listed == sorted(listed, reverse=True), listed
-        assert branches[:-1] == sorted(branches[:-1], reverse=True), branches
-        assert branches[-1] == "answer"
+        assert branches[0] == "answer"
+        assert branches[1:] == sorted(branches[1:], reverse=True), branches
     assert max(len(branches) for _, branches in offered) >= 3
 
 
-async def test_answer_first_puts_the_answer_branch_before_the_tools(
+async def test_answer_last_puts_the_answer_branch_after_the_tools(
     stand_in: LlamaServerStandIn,
 ) -> None:
     stand_in.reply_to = playing(GOOD_MODEL)
 
     status, output = await eval_tools(
-        stand_in.url, "--tool-calls", "constrained", "--answer-first"
+        stand_in.url, "--tool-calls", "constrained", "--answer-last"
     )
 
     assert status == 1, output
-    assert "tool order name, answer branch first" in output
+    assert "tool order name, answer branch last" in output
     assert "34 of 35 expectations passed" in output
     offered = [offered_tools(request) for request in stand_in.chat_requests]
     for listed, branches in offered:
         assert listed == sorted(listed)
-        assert branches[0] == "answer"
-        assert branches[1:] == sorted(branches[1:]), branches
+        assert branches[:-1] == sorted(branches[:-1]), branches
+        assert branches[-1] == "answer"
     assert max(len(branches) for _, branches in offered) >= 3
 
 

@@ -99,12 +99,12 @@ async def test_a_constrained_call_runs_and_the_answer_streams_decoded(
     branches = first["response_format"]["json_schema"]["schema"]["anyOf"]
     # Text arguments are bounded so that the call ends within the reply's
     # 1024 tokens: half of them, less the JSON, for its two (place, when).
-    weather_arguments = branches[0]["properties"]["arguments"]["properties"]
+    weather_arguments = branches[1]["properties"]["arguments"]["properties"]
     assert weather_arguments["place"]["maxLength"] == 248
-    # Only the tool the question's words point to is a branch, then the answer.
+    # The answer, then only the tool the question's words point to.
     assert [b["properties"].get("tool", {}).get("const") for b in branches] == [
-        "weather",
         None,
+        "weather",
     ]
     # The tools are described at the end of the system prompt, the same
     # bytes in every request: the cached prefix.
@@ -270,7 +270,7 @@ async def test_the_last_round_offers_only_the_answer(agent: Agent) -> None:
     assert speech(result) == "It is 14:05."
     assert len(agent.time.calls) == 1
     first, last = agent.server.chat_requests
-    assert branch_names(first) == ["GetDateTime", "weather", None]
+    assert branch_names(first) == [None, "GetDateTime", "weather"]
     (answer_only,) = last["response_format"]["json_schema"]["schema"]["anyOf"]
     assert answer_only["required"] == ["answer"]
     # The grammar closes the answer within the reply's 1024 tokens, JSON included.
@@ -298,8 +298,8 @@ async def test_the_branches_are_the_tools_the_question_points_to(
 
     joke, weather_first, time_next, answer = agent.server.chat_requests
     assert branch_names(joke) == [None]
-    assert branch_names(weather_first) == ["GetDateTime", "weather", None]
-    assert branch_names(time_next) == ["GetDateTime", None]
+    assert branch_names(weather_first) == [None, "GetDateTime", "weather"]
+    assert branch_names(time_next) == [None, "GetDateTime"]
     assert branch_names(answer) == [None]
     assert {request["messages"][0]["content"] for request in (joke, answer)} == {
         weather_first["messages"][0]["content"]

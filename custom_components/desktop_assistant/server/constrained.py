@@ -1,8 +1,8 @@
 """Tool calls for a template that cannot make them: a reply held to a JSON schema.
 
-The schema has one branch per offered tool, `{"tool": NAME, "arguments":
-{...}}` with the name as a `const` and the tool's parameters as the
-arguments' schema, and one answer branch, `{"answer": TEXT}`. llama-server
+The schema has one answer branch, `{"answer": TEXT}`, then one branch per
+offered tool, `{"tool": NAME, "arguments": {...}}` with the name as a
+`const` and the tool's parameters as the arguments' schema. llama-server
 holds the reply to it with a grammar (`response_format`). The reader streams
 the answer's text as it comes, decoded, and turns the tool branch into a
 call as the native reader does; a reply that breaks the schema (cut short,
@@ -77,8 +77,10 @@ def tool_schemas(
 def reply_schema(
     schemas: Mapping[str, dict[str, Any]], answer_length: int | None = None
 ) -> dict[str, Any]:
-    """The schema of a reply: one branch per tool, in order, then the answer.
+    """The schema of a reply: the answer's branch, then one per tool, in order.
 
+    The answer comes first: with the same prompt, a small model answered a
+    plain question without a needless tool call more often (docs/benchmarks.md).
     `answer_length` bounds the answer's characters, so the grammar closes the
     string before the reply's token limit would cut it (then unreadable).
     """
@@ -100,7 +102,7 @@ def reply_schema(
         "required": [ANSWER_KEY],
         "additionalProperties": False,
     }
-    return {"anyOf": [*tool_branches, answer_branch]}
+    return {"anyOf": [answer_branch, *tool_branches]}
 
 
 def response_format(
