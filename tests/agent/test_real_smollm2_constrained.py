@@ -22,7 +22,6 @@ from custom_components.desktop_assistant.const import (
     DEFAULT_AGENT_OPTIONS,
     TOOL_CALLS_AUTO,
 )
-from tests.agent.test_real_smollm2 import smollm2_server
 from tests.harness.agent import speech
 from tests.harness.agent_entry import (
     RecordingTool,
@@ -32,7 +31,6 @@ from tests.harness.agent_entry import (
 )
 from tests.harness.real_engines import REAL_MODEL_TIMEOUT, RealLlamaServer
 
-__all__ = ["smollm2_server"]
 pytestmark = REAL_MODEL_TIMEOUT
 API = "weather_tools"
 

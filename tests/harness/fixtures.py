@@ -15,18 +15,32 @@ from homeassistant import config_entries
 from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowManager, FlowResultType
-from homeassistant.helpers import llm
+from homeassistant.helpers import entity_registry as er, llm
 from homeassistant.setup import async_setup_component
 import probatio as vol
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
+from custom_components.desktop_assistant.const import (
+    CONF_MAX_TOKENS,
+    CONF_TEMPERATURE,
+    CONF_TOOL_CALLS,
+    DEFAULT_AGENT_OPTIONS,
+    DOMAIN,
+)
 from tests.harness.agent import API_KEY, TEST_API, Agent
 from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve
 from tests.harness.ports import free_port
-from tests.harness.real_engines import LlamaServerOnDemand, llama_server_binary
+from tests.harness.real_engines import (
+    MISSING_SMOLLM2,
+    SMOLLM2_MODEL,
+    LlamaServerOnDemand,
+    RealLlamaServer,
+    cached_model,
+    llama_server_binary,
+    start_llama_server,
+)
 from tests.harness.tool_files import write_tool_files
 from tests.harness.whisper_server import WhisperServerStandIn, serve as serve_whisper
 from tests.harness.wyoming import write_kokoro_config
@@ -194,6 +208,59 @@ def sleeping_llama_server(
     on_demand = LlamaServerOnDemand(tmp_path, free_port())
     yield on_demand
     on_demand.stop()
+
+
+@pytest.fixture(scope="module")
+def smollm2_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RealLlamaServer]:
+    """llama-server on SmolLM2 for the module, with its own template (no tool calls)."""
+    model = cached_model(SMOLLM2_MODEL, MISSING_SMOLLM2)
+    with start_llama_server(
+        tmp_path_factory.mktemp("smollm2"), "--ctx-size", "4096", model=model
+    ) as server:
+        yield server
+
+
+@pytest.fixture
+async def smollm2_agent(
+    hass: HomeAssistant, socket_enabled: None, smollm2_server: RealLlamaServer
+) -> AsyncIterator[tuple[config_entries.ConfigEntry, str]]:
+    """The agent added through the config flow; its entry and entity id."""
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": config_entries.SOURCE_USER}
+    )
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: smollm2_server.url}
+    )
+    # Its template cannot call tools: the flow says so, and asks how to call them.
+    assert result["step_id"] == "tool_calls"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TOOL_CALLS: "auto"}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    entry: config_entries.ConfigEntry = result["result"]
+    (subentry,) = entry.subentries.values()
+    # A plain agent, with steady answers.
+    hass.config_entries.async_update_subentry(
+        entry,
+        subentry,
+        data=DEFAULT_AGENT_OPTIONS
+        | {
+            CONF_MODEL: subentry.data[CONF_MODEL],
+            CONF_LLM_HASS_API: [],
+            CONF_TEMPERATURE: 0.0,
+            CONF_MAX_TOKENS: 48,
+        },
+    )
+    await hass.async_block_till_done()
+    entity_id = er.async_get(hass).async_get_entity_id(
+        "conversation", DOMAIN, subentry.subentry_id
+    )
+    assert entity_id
+    yield entry, entity_id
+    await hass.config_entries.async_unload(entry.entry_id)
 
 
 @pytest.fixture(scope="session")

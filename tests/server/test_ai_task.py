@@ -1,5 +1,7 @@
 """`ai_task.generate_data` through the AI task entity, against the stand-in."""
 
+from typing import Any
+
 from homeassistant.components import ai_task
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_MODEL, CONF_NAME
@@ -33,21 +35,29 @@ STRUCTURE = {
 }
 
 
-async def test_generate_text(
-    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
-) -> None:
-    llama_server.script = [text_reply("Buy ", "milk.")]
-    result = await hass.services.async_call(
+async def generate(
+    hass: HomeAssistant, entity_id: str, task_name: str, instructions: str, **extra: Any
+) -> dict[str, Any] | None:
+    """Call `ai_task.generate_data` on the entity; its response."""
+    return await hass.services.async_call(
         ai_task.DOMAIN,
         "generate_data",
         {
-            "entity_id": task_entity,
-            "task_name": "shopping",
-            "instructions": "Say what to buy.",
+            "entity_id": entity_id,
+            "task_name": task_name,
+            "instructions": instructions,
+            **extra,
         },
         blocking=True,
         return_response=True,
     )
+
+
+async def test_generate_text(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+) -> None:
+    llama_server.script = [text_reply("Buy ", "milk.")]
+    result = await generate(hass, task_entity, "shopping", "Say what to buy.")
     assert result is not None
     assert result["data"] == "Buy milk."
     (request,) = llama_server.chat_requests
@@ -65,17 +75,12 @@ async def test_generate_structured_data(
     hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
 ) -> None:
     llama_server.script = [text_reply('{"name": "Anouk", "day": 3}')]
-    result = await hass.services.async_call(
-        ai_task.DOMAIN,
-        "generate_data",
-        {
-            "entity_id": task_entity,
-            "task_name": "birthday",
-            "instructions": "Anouk's birthday is 3 November. Give name and day.",
-            "structure": STRUCTURE,
-        },
-        blocking=True,
-        return_response=True,
+    result = await generate(
+        hass,
+        task_entity,
+        "birthday",
+        "Anouk's birthday is 3 November. Give name and day.",
+        structure=STRUCTURE,
     )
     assert result is not None
     assert result["data"] == {"name": "Anouk", "day": 3}
@@ -103,17 +108,8 @@ async def test_invalid_structured_answer_is_an_error(
     with pytest.raises(
         HomeAssistantError, match="The model's answer for birthday was not what"
     ) as caught:
-        await hass.services.async_call(
-            ai_task.DOMAIN,
-            "generate_data",
-            {
-                "entity_id": task_entity,
-                "task_name": "birthday",
-                "instructions": "Give name and day.",
-                "structure": STRUCTURE,
-            },
-            blocking=True,
-            return_response=True,
+        await generate(
+            hass, task_entity, "birthday", "Give name and day.", structure=STRUCTURE
         )
     assert caught.value.translation_key == "generation_invalid_output"
     assert hass.states.get(task_entity) is not None
@@ -125,17 +121,7 @@ async def test_a_busy_server_is_asked_again(
     """As generation does: a fault that may pass is tried again, 1 s later."""
     busy = Reply(status=503, body=error_body(503, "Loading model", "unavailable_error"))
     llama_server.script = [busy, text_reply("Buy ", "milk.")]
-    result = await hass.services.async_call(
-        ai_task.DOMAIN,
-        "generate_data",
-        {
-            "entity_id": task_entity,
-            "task_name": "shopping",
-            "instructions": "Say what to buy.",
-        },
-        blocking=True,
-        return_response=True,
-    )
+    result = await generate(hass, task_entity, "shopping", "Say what to buy.")
     assert result is not None
     assert result["data"] == "Buy milk."
     assert len(llama_server.chat_requests) == 2
@@ -148,17 +134,7 @@ async def test_a_refusal_is_not_asked_again(
         Reply(status=400, body=error_body(400, "bad grammar", "invalid_request_error"))
     ]
     with pytest.raises(HomeAssistantError, match="bad grammar") as caught:
-        await hass.services.async_call(
-            ai_task.DOMAIN,
-            "generate_data",
-            {
-                "entity_id": task_entity,
-                "task_name": "shopping",
-                "instructions": "Say what to buy.",
-            },
-            blocking=True,
-            return_response=True,
-        )
+        await generate(hass, task_entity, "shopping", "Say what to buy.")
     assert caught.value.translation_key == "generation_refused"
     assert len(llama_server.chat_requests) == 1
 

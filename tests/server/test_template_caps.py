@@ -44,18 +44,6 @@ SMOLLM2_NAME = Path(SMOLLM2_MODEL).stem
 
 
 @pytest.fixture(scope="module")
-def smollm2_server(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RealLlamaServer]:
-    """llama-server on SmolLM2 with its own template, which cannot call tools."""
-    model = cached_model(SMOLLM2_MODEL, MISSING_SMOLLM2)
-    with start_llama_server(
-        tmp_path_factory.mktemp("smollm2"), "--ctx-size", "2048", model=model
-    ) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def tiny_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealLlamaServer]:
     """llama-server on the tiny model, whose template can call tools."""
     with start_llama_server(

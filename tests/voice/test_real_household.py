@@ -18,12 +18,6 @@ import numpy as np
 import pytest
 
 from custom_components.desktop_assistant.text import words
-
-# The agent on SmolLM2, added through the config flow, as its own tests add it.
-from tests.agent.test_real_smollm2 import (  # noqa: F401 (fixtures)
-    smollm2_agent,
-    smollm2_server,
-)
 from tests.harness.real_engines import (
     RealWhisperServer,
     start_whisper_server,
@@ -65,7 +59,7 @@ async def satellite(
     hass: HomeAssistant,
     tmp_path: Path,
     real_whisper: RealWhisperServer,
-    smollm2_agent: tuple[Any, str],  # noqa: F811 (the imported fixture)
+    smollm2_agent: tuple[Any, str],
     hass_client_no_auth: Any,
 ) -> AsyncIterator[Satellite]:
     """A satellite of a pipeline of the real engines and our agent."""
