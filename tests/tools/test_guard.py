@@ -7,7 +7,9 @@ runner with values that would be shell code if anything parsed them.
 
 from itertools import product
 import json
+import os
 from pathlib import Path
+import shutil
 import subprocess
 import sys
 
@@ -19,6 +21,8 @@ from custom_components.desktop_assistant.tools import (
     load_folder,
 )
 from custom_components.desktop_assistant.tools.guard import program_name
+from custom_components.desktop_assistant.tools.runner import run_tool
+from custom_components.desktop_assistant.tools.spec import Param, ToolSpec
 from tests.harness.tool_files import WriteFolder
 
 # What runs an interpreter for a tool: nothing, or a wrapper, in the
@@ -136,6 +140,29 @@ AS_CODE = [
     ("tclsh", ["{text}"]),
     ("watch", ["echo", "{text}"]),
     ("ssh", ["host", "echo", "{text}"]),
+    ("ssh", ["{text}"]),
+    ("perl", ["-n", "script.pl", "{text}"]),
+    ("perl", ["-p", "script.pl", "{text}"]),
+    ("perl", ["-i", "script.pl", "{text}"]),
+    ("perl", ["-i.bak", "-pe", "s/a/b/", "{text}"]),
+    ("perl", ["-lne", "print", "{text}"]),
+    ("make", ["-C", "dir", "goal", "{text}"]),
+    ("make", ["{text}"]),
+    ("make", ["-f", "{text}"]),
+    ("sqlite3", ["db.sqlite", "{text}"]),
+    ("sqlite3", ["-cmd", "{text}", "db.sqlite"]),
+    ("awk", ["-f", "{text}"]),
+    ("sed", ["-e", "{text}", "file"]),
+    ("sed", ["--expression={text}", "file"]),
+    ("vi", ["-c", "{text}", "file"]),
+    ("vim", ["file", "+{text}"]),
+    ("ex", ["-c", "{text}"]),
+    ("R", ["-e", "{text}"]),
+    ("R", ["--vanilla", "-f", "{text}"]),
+    ("ipython", ["-c", "{text}"]),
+    ("ipython3", ["{text}"]),
+    ("dc", ["-e", "{text}"]),
+    ("dc", ["file", "{text}"]),
 ]
 # A wrapper whose program would be chosen by the value.
 AS_PROGRAM = [
@@ -152,6 +179,27 @@ AS_PROGRAM = [
     ["flock", "lockfile", "{text}"],
     ["flock", "lockfile", "-c", "{text}"],
     ["find", ".", "-exec", "sh", "-c", "{text}", ";"],
+    ["find", ".", "-exec", "{text}", "{}", ";"],
+    ["find", ".", "-execdir", "{text}", "{}", "+"],
+    ["find", ".", "-ok", "{text}", "{}", ";"],
+    ["find", ".", "-okdir", "{text}", "{}", ";"],
+    ["find", ".", "-name", "x", "-exec", "rm", "{}", ";", "-exec", "{text}", ";"],
+    ["git", "-C", "repo", "-c", "{text}", "status"],
+    ["git", "-c{text}", "status"],
+    ["git", "--config-env", "{text}", "status"],
+    ["git", "--config-env={text}", "status"],
+    ["git", "-C", "{text}", "status"],
+    ["git", "{text}"],
+    ["git", "rebase", "--exec", "{text}"],
+    ["git", "rebase", "-x", "{text}"],
+    ["git", "grep", "--open-files-in-pager={text}", "x"],
+    ["git", "fetch", "--upload-pack", "{text}", "origin"],
+    ["xargs", "-0", "{text}"],
+    ["docker", "run", "alpine", "{text}"],
+    ["docker", "exec", "box", "{text}"],
+    ["podman", "run", "alpine", "{text}"],
+    ["podman", "exec", "box", "{text}"],
+    ["timeout", "5", "find", ".", "-exec", "{text}", ";"],
 ]
 PARAMS = '[params.text]\ntype = "string"\ndescription = "what to say"\n'
 
@@ -246,11 +294,13 @@ def test_the_refusal_says_what_to_do(write_folder: WriteFolder, folder: Path) ->
     write_folder(tools={"say": tool_file(["sh", "-c", "echo {text}"])})
     (problem,) = load_folder(folder).problems
     assert str(problem) == (
-        "tools/say.toml: command[2]: has {text} inside a longer element, in a"
-        " command that runs sh: there it could become code. Give the value an"
-        " element of its own after the code (sh -c 'echo \"$1\"' sh {text}), or"
-        " make the script command[0]"
+        "tools/say.toml: command[2]: has {text} inside an element that sh reads"
+        " as code, a script or an option: put the value after the code or script"
+        " (sh -c 'echo \"$1\"' sh {text}), or make the script command[0]"
     )
+    # The form the advice gives loads.
+    write_folder(tools={"say": tool_file(["sh", "-c", 'echo "$1"', "sh", "{text}"])})
+    assert load_folder(folder).problems == ()
 
 
 HOSTILE = [
@@ -307,3 +357,117 @@ async def test_no_value_runs_as_code_in_a_command_that_loads(
         assert said == (f"--say={value}" if name == "option" else value), name
         assert not marker.exists(), name
     assert len(loaded.tools) == len(commands)
+
+
+# What the audit forced through: each command, and a value that makes it
+# create {marker} if the program ran it.
+FORCED = [
+    (["make", "-C", "{dir}", "goal", "{text}"], "X=$(shell touch {marker})"),
+    (["perl", "-n", "{dir}/script.pl", "{text}"], "touch {marker}|"),
+    (["find", "{dir}", "-maxdepth", "0", "-exec", "{text}", "{marker}", ";"], "touch"),
+    (["find", "{dir}", "-maxdepth", "0", "-ok", "{text}", "{marker}", ";"], "touch"),
+    (["git", "-C", "{dir}", "-c", "{text}", "status"], "core.fsmonitor=touch {marker}"),
+    (["xargs", "{text}", "{marker}"], "touch"),
+    (["sqlite3", ":memory:", "{text}"], ".shell touch {marker}"),
+    (["awk", "{text}"], 'BEGIN { system("touch {marker}") }'),
+    (["sed", "-n", "{text}", "{dir}/script.pl"], "1e touch {marker}"),
+    (["vi", "-es", "-c", "{text}"], "!touch {marker}"),
+    (["docker", "run", "alpine", "{text}", "{marker}"], "touch"),
+    (["R", "-e", "{text}"], 'system("touch {marker}")'),
+    (["ipython", "-c", "{text}"], "open('{marker}', 'w')"),
+    (["dc", "-e", "{text}"], "!touch {marker}"),
+    (["ssh", "localhost", "{text}"], "touch {marker}"),
+]
+
+
+def concrete(command: list[str], where: Path) -> list[str]:
+    """The command with the test's folder and its marker file filled in."""
+    return [
+        element.replace("{dir}", str(where)).replace("{marker}", str(where / "touched"))
+        for element in command
+    ]
+
+
+def prepare(where: Path) -> Path:
+    """What the programs read (a script, a Makefile, a repository); the marker."""
+    (where / "script.pl").write_text("print;\n")
+    (where / "Makefile").write_text("goal:\n\t@echo $(X)\n")
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(where)], check=True)
+    return where / "touched"
+
+
+@pytest.mark.parametrize(("command", "value"), FORCED, ids=lambda x: str(x)[:40])
+async def test_a_refused_command_forced_through_the_runner_runs_nothing(
+    write_folder: WriteFolder,
+    folder: Path,
+    tmp_path: Path,
+    command: list[str],
+    value: str,
+) -> None:
+    marker = prepare(tmp_path)
+    argv = concrete(command, tmp_path)
+    assert_refused(write_folder, folder, argv)
+    spec = ToolSpec(
+        name="forced",
+        description="x",
+        command=tuple(argv),
+        params={"text": Param(name="text", type="string", description="x")},
+    )
+    said = await run_tool(
+        spec,
+        {"text": value.replace("{marker}", str(marker))},
+        tools_dir=folder / "tools",
+        env=dict(os.environ),
+    )
+    index = command.index("{text}")
+    assert said.startswith(f"error: not run: command[{index}] "), said
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(("command", "value"), FORCED, ids=lambda x: str(x)[:40])
+def test_what_the_audit_forced_would_have_run(
+    tmp_path: Path, command: list[str], value: str
+) -> None:
+    """Where the program is installed here, the refused command does run the value."""
+    program = command[0]
+    if shutil.which(program) is None or program in ("ssh", "docker"):
+        pytest.skip(f"{program} is not installed here (or reaches out)")
+    marker = prepare(tmp_path)
+    argv = build_argv(
+        concrete(command, tmp_path), {"text": value.replace("{marker}", str(marker))}
+    )
+    # find -ok asks first: the answer is yes.
+    subprocess.run(
+        argv, input=b"y\n", cwd=tmp_path, timeout=60, capture_output=True, check=False
+    )
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+async def test_after_the_code_or_script_every_element_is_data(
+    write_folder: WriteFolder, folder: Path, tmp_path: Path, hostile: str
+) -> None:
+    """What the tool spec allows, `{name}` inside an element, loads after the code."""
+    marker = tmp_path / "touched"
+    value = hostile.format(marker=marker)
+    code = "import json, sys; print(json.dumps(sys.argv[1:]))"
+    write_folder(
+        tools={
+            "after_code": tool_file(
+                [sys.executable, "-c", code, "{text}", "pre-{text}-post"]
+            ),
+            "after_script": tool_file(
+                [sys.executable, str(folder / "tools" / "echo.py"), "--name={text}"]
+            ),
+        },
+        scripts={"echo.py": "import sys\nprint(sys.argv[1])\n"},
+    )
+    loaded = load_folder(folder)
+    assert loaded.problems == ()
+    registry = ToolRegistry(loaded)
+    said = await registry.async_run("after_code", {"text": value})
+    assert json.loads(said) == [value, f"pre-{value}-post"]
+    said = await registry.async_run("after_script", {"text": value})
+    assert said == f"--name={value}"
+    assert not marker.exists()

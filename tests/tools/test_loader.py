@@ -147,12 +147,12 @@ ERROR_CASES = {
     "an argument as shell code": (
         'description = "x"\ncommand = ["/bin/sh", "-ec", "echo {text}"]\n'
         '[params.text]\ntype = "string"\ndescription = "p"\n',
-        [("command[2]", "inside a longer element, in a command that runs /bin/sh")],
+        [("command[2]", "inside an element that /bin/sh reads as code")],
     ),
     "an argument as python code": (
         'description = "x"\ncommand = ["python3.12", "-c", "print({n})"]\n'
         '[params.n]\ntype = "integer"\ndescription = "p"\n',
-        [("command[2]", "inside a longer element, in a command that runs python3.12")],
+        [("command[2]", "inside an element that python3.12 reads as code")],
     ),
     "placeholder naming no parameter": (
         'description = "x"\ncommand = ["echo", "--city={place}"]\n',

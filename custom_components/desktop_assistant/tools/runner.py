@@ -11,6 +11,7 @@ import shutil
 import signal
 import sys
 
+from .guard import refusal
 from .reaper import MARK_NAME, kill_marked, new_mark
 from .redaction import Redactor
 from .spec import PLACEHOLDER, ToolSpec
@@ -79,6 +80,9 @@ async def run_tool(
     tool's timeout. What the tool prints goes through `redactor` (by default
     one for the [env] values) before it is returned.
     """
+    if (refused := refusal(spec.command)) is not None:
+        # Loading refuses such a file; a spec made some other way runs nothing.
+        return f"error: not run: command[{refused.index}] {refused.message}"
     argv = build_argv(spec.command, values)
     program = argv[0]
     redactor = redactor or Redactor(env.values())
