@@ -35,6 +35,7 @@ WHISPER_OPTIONS = (
     "wake_mac",
     "wake_address",
     "wake_port",
+    "wake_from",
 )
 OPTIONS_SOURCE = "add-on options"
 WAIT_STEP = 0.5  # seconds between describe attempts

@@ -9,6 +9,10 @@ connect_timeout = 3             # seconds for a server to accept and be healthy
 wake_mac = ""                   # Wake-on-LAN for the first server's machine
 wake_address = "255.255.255.255"
 wake_port = 9
+wake_from = []                  # who may wake it: Home Assistant's address (or network)
+max_connections = 32            # at once; more are refused (16 satellites asking)
+max_audio_mb = 32               # audio held across every connection (~1000 s)
+idle_timeout = 60               # seconds a connection may send nothing
 
 [kokoro]
 model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
@@ -18,6 +22,9 @@ max_characters = 10000          # longer one-shot text is refused; streamed text
 providers = ["CPUExecutionProvider"]  # ONNX Runtime's, in order of preference
 phrases = ["One moment."]       # spoken once at start, then from the cache
 cache_mb = 32                   # the cache of short pieces already spoken
+max_connections = 32            # at once; more are refused
+max_waiting_characters = 160000 # text waiting to be spoken across every connection
+idle_timeout = 60               # seconds a connection may send nothing
 
 [voice.it]                      # style name = weight, blended
 lang = "it"
@@ -38,6 +45,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .credentials import without_credentials
+from .limits import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_AUDIO_MB,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_WAITING_CHARACTERS,
+)
 
 RESERVED_VOICE_NAMES = frozenset({"auto"})
 SPEED_RANGE = (0.5, 2.0)  # what kokoro-onnx accepts
@@ -57,6 +70,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "wake_mac": "",
         "wake_address": "255.255.255.255",
         "wake_port": 9,
+        "wake_from": [],
+        "max_connections": DEFAULT_MAX_CONNECTIONS,
+        "max_audio_mb": float(DEFAULT_MAX_AUDIO_MB),
+        "idle_timeout": DEFAULT_IDLE_SECONDS,
     },
     "kokoro": {
         "model": "kokoro-v1.0.onnx",
@@ -66,6 +83,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "providers": list(DEFAULT_PROVIDERS),
         "phrases": [],
         "cache_mb": float(DEFAULT_CACHE_MB),
+        "max_connections": DEFAULT_MAX_CONNECTIONS,
+        "max_waiting_characters": DEFAULT_MAX_WAITING_CHARACTERS,
+        "idle_timeout": DEFAULT_IDLE_SECONDS,
     },
 }
 VOICE_KEYS = ("lang", "blend")
@@ -88,6 +108,11 @@ class WhisperSettings:
     wake_mac: str = ""  # 12 hex digits, "" = no Wake-on-LAN
     wake_address: str = "255.255.255.255"
     wake_port: int = 9
+    # Networks whose questions may wake it; empty: any client's.
+    wake_from: tuple[str, ...] = ()
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_audio_bytes: int = DEFAULT_MAX_AUDIO_MB * MIB
+    idle_timeout: float = DEFAULT_IDLE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -101,6 +126,9 @@ class KokoroSettings:
     providers: tuple[str, ...] = DEFAULT_PROVIDERS
     phrases: tuple[str, ...] = ()  # spoken at start, so they come from the cache
     cache_bytes: int = DEFAULT_CACHE_MB * MIB
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_waiting_characters: int = DEFAULT_MAX_WAITING_CHARACTERS
+    idle_timeout: float = DEFAULT_IDLE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -215,6 +243,17 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
     for key in ("timeout", "connect_timeout"):
         if not 0 < values[key] < math.inf:  # nan and inf too
             raise ConfigError(f"{source}: whisper.{key} must be more than 0 seconds")
+    _check_connections(source, "whisper", values)
+    if not 0 < values["max_audio_mb"] < math.inf:
+        raise ConfigError(f"{source}: whisper.max_audio_mb must be more than 0")
+    for network in values["wake_from"]:
+        try:
+            ipaddress.ip_network(network.strip(), strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"{source}: whisper.wake_from: {network!r:.60} is not an IP "
+                "address or network"
+            ) from None
     mac = values["wake_mac"].strip()
     if mac and not MAC_RE.fullmatch(mac):
         raise ConfigError(
@@ -236,7 +275,20 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
         wake_mac=re.sub(r"[:-]", "", mac).lower(),
         wake_address=values["wake_address"].strip(),
         wake_port=values["wake_port"],
+        wake_from=tuple(network.strip() for network in values["wake_from"]),
+        max_connections=values["max_connections"],
+        max_audio_bytes=int(values["max_audio_mb"] * MIB),
+        idle_timeout=values["idle_timeout"],
     )
+
+
+def _check_connections(source: str, section: str, values: dict[str, Any]) -> None:
+    if values["max_connections"] < 1:
+        raise ConfigError(f"{source}: {section}.max_connections must be at least 1")
+    if not 0 < values["idle_timeout"] < math.inf:
+        raise ConfigError(
+            f"{source}: {section}.idle_timeout must be more than 0 seconds"
+        )
 
 
 def _is_http_url(url: str) -> bool:
@@ -258,6 +310,12 @@ def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroS
         raise ConfigError(f"{source}: kokoro.max_characters must be at least 1")
     if not values["providers"]:
         raise ConfigError(f"{source}: kokoro.providers must name at least one")
+    _check_connections(source, "kokoro", values)
+    if values["max_waiting_characters"] < values["max_characters"]:
+        raise ConfigError(
+            f"{source}: kokoro.max_waiting_characters must be at least "
+            "kokoro.max_characters"
+        )
     if not 0 <= values["cache_mb"] <= MAX_CACHE_MB:  # nan and inf too
         raise ConfigError(
             f"{source}: kokoro.cache_mb must be between 0 and {MAX_CACHE_MB}"
@@ -270,6 +328,9 @@ def _kokoro_settings(source: str, values: dict[str, Any], base: Path) -> KokoroS
         providers=tuple(name.strip() for name in values["providers"]),
         phrases=tuple(phrase.strip() for phrase in values["phrases"] if phrase.strip()),
         cache_bytes=int(values["cache_mb"] * MIB),
+        max_connections=values["max_connections"],
+        max_waiting_characters=values["max_waiting_characters"],
+        idle_timeout=values["idle_timeout"],
     )
 
 

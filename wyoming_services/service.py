@@ -24,6 +24,7 @@ from wyoming.server import (
 )
 
 from .config import Config, ConfigError, load_config
+from .limits import ClientLimits, OverLimitError
 from .mdns import AdvertError, WyomingAdvert
 
 _LOGGER = logging.getLogger(__name__)
@@ -101,15 +102,48 @@ class GuardedEventHandler(AsyncEventHandler):
     Oversized or unreadable events end the connection with an Error event; an
     event with missing or wrong fields (`BadEventError`) is answered with an
     Error event and the connection goes on; a client that goes away ends it
-    quietly. Nothing escapes the handler's task.
+    quietly. Nothing escapes the handler's task. The server's `ClientLimits`
+    (shared by all its handlers) bound the connections, what they hold
+    (`hold`) and how long one may stay silent: past one, an Error event and
+    the connection ends.
     """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        limits: ClientLimits | None = None,
+    ) -> None:
+        super().__init__(reader, writer)
+        self.limits = limits or ClientLimits(max_connections=1)
+        self._held = 0
+
+    @property
+    def peer(self) -> str | None:
+        """The client's IP address; None over stdio or a Unix socket."""
+        name = self.writer.get_extra_info("peername")
+        return name[0] if isinstance(name, tuple) else None
 
     def idle_timeout(self) -> float | None:
         """Seconds to wait for the next event before closing; None: forever."""
-        return None
+        return self.limits.idle_seconds
+
+    def hold(self, amount: int) -> None:
+        """Say that this connection now holds `amount` (audio, text) in memory.
+
+        Past the server's bound for all its clients: `OverLimitError`, which
+        ends the connection with an Error event.
+        """
+        self.limits.change(self._held, amount)
+        self._held = amount
 
     async def run(self) -> None:
         """Receive events until the client leaves, stops, or breaks the protocol."""
+        if not self.limits.enter():
+            _LOGGER.warning("refused a connection: %s", self.limits.busy_message)
+            await self._send_error(self.limits.busy_message, "busy")
+            self.writer.close()
+            return
         self._is_running = True
         try:
             while self._is_running and await self._next():
@@ -121,6 +155,8 @@ class GuardedEventHandler(AsyncEventHandler):
             await self._send_error("internal error", "internal")
         finally:
             await self.disconnect()
+            self.limits.leave(self._held)
+            self._held = 0
             self.writer.close()
 
     async def _next(self) -> bool:
@@ -130,7 +166,7 @@ class GuardedEventHandler(AsyncEventHandler):
             async with asyncio.timeout(timeout):
                 event = await read_event(self.reader)
         except TimeoutError:
-            _LOGGER.warning("client idle for %g s mid-request; closing", timeout)
+            _LOGGER.warning("client idle for %g s; closing", timeout)
             await self._send_error(f"no event for {timeout:g} s", "idle")
             return False
         except _UnreadableEventError as err:
@@ -147,6 +183,10 @@ class GuardedEventHandler(AsyncEventHandler):
                 Error(text=f"bad {event.type} event: {err}", code="bad-event").event()
             )
             return True
+        except OverLimitError as err:
+            _LOGGER.warning("closing a connection: %s", err)
+            await self._send_error(str(err), "busy")
+            return False
 
     async def _send_error(self, text: str, code: str) -> None:
         with contextlib.suppress(ConnectionError):

@@ -21,8 +21,9 @@ from wyoming.server import AsyncTcpServer, HandlerFactory
 
 from desktop_assistant_wake_on_lan import Waker
 from tests.harness.ports import free_port
+from wyoming_services.limits import ClientLimits
 from wyoming_services.whisper.__main__ import build_info, language_setting
-from wyoming_services.whisper.handler import IDLE_SECONDS, WhisperEventHandler
+from wyoming_services.whisper.handler import WhisperEventHandler
 from wyoming_services.whisper.servers import WhisperServers
 
 # The household of the seed: an Italian and an English voice, blended.
@@ -118,12 +119,13 @@ async def whisper_wyoming(
     url: str,
     language: str = "",
     whisper_timeout: float = 5.0,
-    idle_seconds: float = IDLE_SECONDS,
+    limits: ClientLimits | None = None,
 ) -> AsyncIterator[int]:
     """The server as `python -m wyoming_services.whisper` builds it, on a free port."""
-    async with whisper_failover(
-        [url], language, whisper_timeout, idle_seconds=idle_seconds
-    ) as (port, _):
+    async with whisper_failover([url], language, whisper_timeout, limits=limits) as (
+        port,
+        _,
+    ):
         yield port
 
 
@@ -136,10 +138,12 @@ async def whisper_failover(
     connect_timeout: float = 3.0,
     check_interval: float = 3600.0,
     waker: Waker | None = None,
-    idle_seconds: float = IDLE_SECONDS,
+    wake_from: Sequence[str] = (),
+    limits: ClientLimits | None = None,
 ) -> AsyncIterator[tuple[int, WhisperServers]]:
     """The server over several whisper-servers, started (checked once) as the
-    program starts it; yield its port and its servers."""
+    program starts it, its connections bounded together by `limits` (the
+    defaults if None); yield its port and its servers."""
     setting = language_setting(language)
     async with aiohttp.ClientSession() as session:
         servers = WhisperServers(
@@ -148,6 +152,7 @@ async def whisper_failover(
             whisper_timeout,
             connect_timeout,
             waker=waker,
+            wake_from=wake_from,
             check_interval=check_interval,
         )
         await servers.start()
@@ -156,7 +161,7 @@ async def whisper_failover(
             info=build_info(urls, setting),
             servers=servers,
             language_setting=setting,
-            idle_seconds=idle_seconds,
+            limits=limits or ClientLimits(),
         )
         try:
             async with tcp_server(factory) as port:

@@ -38,6 +38,30 @@ def test_no_file_means_all_defaults(
     )
 
 
+def test_the_bounds_for_all_clients_are_read(tmp_path: Path) -> None:
+    config = load_config(
+        config_file(
+            tmp_path,
+            "[whisper]\nmax_connections = 4\nmax_audio_mb = 1.5\nidle_timeout = 5\n"
+            'wake_from = ["192.168.1.10", " 10.0.0.0/8 "]\n'
+            "[kokoro]\nmax_connections = 3\nmax_waiting_characters = 20000\n"
+            "idle_timeout = 9\n",
+        )
+    )
+    whisper, kokoro = config.whisper, config.kokoro
+    assert (whisper.max_connections, whisper.max_audio_bytes) == (4, 3 << 19)
+    assert (whisper.idle_timeout, whisper.wake_from) == (
+        5,
+        ("192.168.1.10", "10.0.0.0/8"),
+    )
+    assert (kokoro.max_connections, kokoro.max_waiting_characters) == (3, 20000)
+    assert kokoro.idle_timeout == 9
+    defaults = load_config(None)
+    assert (defaults.whisper.max_connections, defaults.whisper.wake_from) == (32, ())
+    assert defaults.whisper.max_audio_bytes == 32 << 20
+    assert defaults.kokoro.max_waiting_characters == 160000
+
+
 def test_keys_are_merged_one_by_one(tmp_path: Path) -> None:
     config = load_config(
         config_file(
@@ -78,11 +102,11 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ("card = 1\n", "unknown key 'card' (known: kokoro, voice, whisper)"),
         (
             '[whisper]\nlnguage = "it"\n',
-            "unknown key 'whisper.lnguage' (known: connect_timeout, language, timeout, url, urls, wake_address, wake_mac, wake_port)",
+            "unknown key 'whisper.lnguage' (known: connect_timeout, idle_timeout, language, max_audio_mb, max_connections, timeout, url, urls, wake_address, wake_from, wake_mac, wake_port)",
         ),
         (
             "[kokoro]\nsped = 1.2\n",
-            "unknown key 'kokoro.sped' (known: cache_mb, max_characters, model, phrases, providers, speed, voices)",
+            "unknown key 'kokoro.sped' (known: cache_mb, idle_timeout, max_characters, max_connections, max_waiting_characters, model, phrases, providers, speed, voices)",
         ),
         (
             "[voice.it]\nblend = { if_sara = 1 }\nlng = 'it'\n",
@@ -110,6 +134,17 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ('[whisper]\nwake_address = "desktop"\n', "wake_address must be an IPv4"),
         ("[whisper]\nwake_port = 70000\n", "wake_port must be between 1 and 65535"),
         ("[whisper]\ntimeout = -1\n", "whisper.timeout must be more than 0 seconds"),
+        ("[whisper]\nmax_connections = 0\n", "whisper.max_connections must be at"),
+        ("[whisper]\nmax_audio_mb = 0\n", "whisper.max_audio_mb must be more than 0"),
+        ("[whisper]\nidle_timeout = nan\n", "whisper.idle_timeout must be more than"),
+        ('[whisper]\nwake_from = ["ha.local"]\n', "'ha.local' is not an IP address"),
+        ('[whisper]\nwake_from = "10.0.0.2"\n', "wake_from must be a list of strings"),
+        ("[kokoro]\nmax_connections = -1\n", "kokoro.max_connections must be at"),
+        ("[kokoro]\nidle_timeout = 0\n", "kokoro.idle_timeout must be more than 0"),
+        (
+            "[kokoro]\nmax_waiting_characters = 100\n",
+            "kokoro.max_waiting_characters must be at least kokoro.max_characters",
+        ),
         ("[kokoro]\nspeed = 3\n", "kokoro.speed must be between 0.5 and 2.0"),
         ("[kokoro]\nspeed = true\n", "kokoro.speed must be a number"),
         (

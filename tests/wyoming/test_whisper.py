@@ -335,7 +335,7 @@ async def test_sigterm_stops_the_server_cleanly(
     [
         (
             'lnguage = "it"\n',
-            "unknown key 'whisper.lnguage' (known: connect_timeout, language, timeout, url, urls, wake_address, wake_mac, wake_port)",
+            "unknown key 'whisper.lnguage' (known: connect_timeout, idle_timeout, language, max_audio_mb, max_connections, timeout, url, urls, wake_address, wake_from, wake_mac, wake_port)",
         ),
         ('language = "klingon"\n', "whisper.language: whisper does not know 'klingon'"),
         ("timeout = 0\n", "whisper.timeout must be more than 0 seconds"),

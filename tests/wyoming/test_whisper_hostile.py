@@ -25,6 +25,7 @@ from tests.harness.wyoming import (
     tone,
     whisper_wyoming,
 )
+from wyoming_services.limits import ClientLimits
 from wyoming_services.service import MAX_PAYLOAD_BYTES
 
 SPOKEN = "Accendi la luce in cucina."
@@ -108,10 +109,9 @@ async def test_length_cap_counts_the_audio_as_converted(
 async def test_client_silent_mid_utterance_is_disconnected(
     whisper_server: WhisperServerStandIn,
 ) -> None:
-    async with whisper_wyoming(whisper_server.url, idle_seconds=0.3) as port:
+    limits = ClientLimits(idle_seconds=0.3)
+    async with whisper_wyoming(whisper_server.url, limits=limits) as port:
         async with tcp_client(port) as client:
-            # Between utterances a connection may stay quiet.
-            await asyncio.sleep(0.5)
             assert await transcribes(client)
             tasks = handler_tasks()
             await client.write_event(

@@ -1,6 +1,6 @@
 """wyoming-kokoro: a Wyoming text-to-speech server running Kokoro in-process."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 import logging
 import sys
@@ -10,6 +10,7 @@ from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
 from wyoming.server import HandlerFactory
 
 from ..config import Config
+from ..limits import ClientLimits
 from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .cache import PhraseCache
 from .engine import EngineError, KokoroEngine, choose, load_kokoro
@@ -42,6 +43,8 @@ class KokoroService:
     engine: KokoroEngine
     voices: Voices
     max_characters: int
+    # Shared by every connection, so that they are bounded together.
+    limits: ClientLimits = field(default_factory=ClientLimits)
 
     @property
     def handler_factory(self) -> HandlerFactory:
@@ -52,6 +55,7 @@ class KokoroService:
             engine=self.engine,
             voices=self.voices,
             max_characters=self.max_characters,
+            limits=self.limits,
         )
 
     def close(self) -> None:
@@ -94,6 +98,12 @@ def build_service(config: Config, *, warm_up: bool = True) -> KokoroService:
         engine=engine,
         voices=voices,
         max_characters=config.kokoro.max_characters,
+        limits=ClientLimits(
+            max_connections=settings.max_connections,
+            max_held=settings.max_waiting_characters,
+            unit="characters of text",
+            idle_seconds=settings.idle_timeout,
+        ),
     )
 
 

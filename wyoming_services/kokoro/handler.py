@@ -21,6 +21,7 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
+from ..limits import ClientLimits
 from ..service import BadEventError, GuardedEventHandler
 from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech, Stages
 from .language import AutoVoice
@@ -260,8 +261,9 @@ class KokoroEventHandler(GuardedEventHandler):
         engine: KokoroEngine,
         voices: Voices,
         max_characters: int,
+        limits: ClientLimits | None = None,
     ) -> None:
-        super().__init__(reader, writer)
+        super().__init__(reader, writer, limits)
         self._info = info
         self._engine = engine
         self._voices = voices
@@ -285,6 +287,7 @@ class KokoroEventHandler(GuardedEventHandler):
             stream.worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await stream.worker
+        self.hold(0)
 
     async def _handle(self, event: Event) -> None:
         if Describe.is_type(event.type):
@@ -303,6 +306,7 @@ class KokoroEventHandler(GuardedEventHandler):
             await self._speak_once(
                 Synthesize(text=_text(event.data), voice=_voice(event.data))
             )
+            self.hold(0)
 
     # One-shot --------------------------------------------------------------
 
@@ -311,6 +315,7 @@ class KokoroEventHandler(GuardedEventHandler):
         if len(synthesize.text) > self._max_characters:
             await self._refuse_length(len(synthesize.text))
             return
+        self.hold(len(synthesize.text))
         try:
             voice = self._voices.resolve(synthesize.voice)
         except UnknownVoiceError as err:
@@ -360,6 +365,7 @@ class KokoroEventHandler(GuardedEventHandler):
         stream = self._stream
         assert stream is not None
         self._add_text(text)
+        self.hold(stream.waiting_characters)  # the server's bound for all
         await stream.drain_to(self._max_characters)
 
     async def _refuse_length(self, characters: int) -> None:
@@ -402,6 +408,7 @@ class KokoroEventHandler(GuardedEventHandler):
         stream.speak_pending()
         stream.sentences.put_nowait(None)
         await stream.worker
+        self.hold(0)
         if not stream.failed:
             await self.write_event(SynthesizeStopped().event())
             stream.request.log()

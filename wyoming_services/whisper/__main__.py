@@ -10,6 +10,7 @@ from wyoming.info import AsrModel, AsrProgram, Attribution, Info
 from desktop_assistant_wake_on_lan import Waker
 
 from ..credentials import without_credentials
+from ..limits import ClientLimits
 from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .handler import WhisperEventHandler
 from .languages import AUTO, WHISPER_LANGUAGES, whisper_code
@@ -77,6 +78,7 @@ async def _main(start: StartUp) -> None:
             settings.timeout,
             settings.connect_timeout,
             waker=waker,
+            wake_from=settings.wake_from,
         )
         _LOGGER.info(
             "forwarding to whisper-server at %s (in this order), language: %s",
@@ -84,8 +86,18 @@ async def _main(start: StartUp) -> None:
             language or "as the client asks",
         )
         await servers.start()
+        limits = ClientLimits(
+            max_connections=settings.max_connections,
+            max_held=settings.max_audio_bytes,
+            unit="bytes of audio",
+            idle_seconds=settings.idle_timeout,
+        )
         handler = partial(
-            WhisperEventHandler, info=info, servers=servers, language_setting=language
+            WhisperEventHandler,
+            info=info,
+            servers=servers,
+            language_setting=language,
+            limits=limits,
         )
         try:
             await serve(start.uri, handler, start.advert)

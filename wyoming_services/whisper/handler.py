@@ -13,6 +13,7 @@ from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
 
+from ..limits import ClientLimits
 from ..service import BadEventError, GuardedEventHandler
 from .client import WhisperServerError
 from .languages import AUTO, whisper_code
@@ -25,8 +26,6 @@ RATE = 16000
 WIDTH = 2
 CHANNELS = 1
 MAX_SECONDS = 300  # far past any voice command; bounds memory per connection
-# A client that goes silent mid-utterance holds its audio in memory.
-IDLE_SECONDS = 60.0
 # What microphones send; anything else is refused before it is converted.
 RATES = range(8000, 48001)
 WIDTHS = range(1, 5)
@@ -52,10 +51,9 @@ class WhisperEventHandler(GuardedEventHandler):
         info: Info,
         servers: WhisperServers,
         language_setting: str,
-        idle_seconds: float = IDLE_SECONDS,
+        limits: ClientLimits | None = None,
     ) -> None:
-        super().__init__(reader, writer)
-        self._idle_seconds = idle_seconds
+        super().__init__(reader, writer, limits)
         self._info = info
         self._servers = servers
         self._language_setting = language_setting
@@ -65,10 +63,6 @@ class WhisperEventHandler(GuardedEventHandler):
         self._to_width = AudioChunkConverter(width=WIDTH)
         self._problem: UtteranceError | None = None
         self._receiving = False
-
-    def idle_timeout(self) -> float | None:
-        """Mid-utterance a silent client is dropped; between utterances it may idle."""
-        return self._idle_seconds if self._receiving else None
 
     async def handle_event(self, event: Event) -> bool:
         """Answer Describe; collect audio; transcribe at AudioStop."""
@@ -89,10 +83,12 @@ class WhisperEventHandler(GuardedEventHandler):
             self._add_audio(AudioChunk(rate, width, channels, event.payload or b""))
         elif AudioStop.is_type(event.type):
             await self._finish_utterance()
+            self.hold(0)  # held while it was transcribed
         return True
 
     def _start_utterance(self) -> None:
         self._audio.clear()
+        self.hold(0)
         # The converter keeps resampling state, so one per utterance.
         self._converter = AudioChunkConverter(rate=RATE, width=WIDTH, channels=CHANNELS)
         self._problem = None
@@ -126,6 +122,7 @@ class WhisperEventHandler(GuardedEventHandler):
                 f"utterance is longer than {MAX_SECONDS} s", "too-long"
             )
             return
+        self.hold(len(self._audio) + converted_size)  # the server's bound for all
         try:
             converted = self._converter.convert(self._downmix(chunk))
         except Exception:  # malformed chunks fail in many ways; all end the same
@@ -161,7 +158,7 @@ class WhisperEventHandler(GuardedEventHandler):
             if not audio:
                 raise UtteranceError("no audio arrived before audio-stop", "no-audio")
             language = self._language_for_whisper()
-            result = await self._servers.transcribe(_wav(audio), language)
+            result = await self._servers.transcribe(_wav(audio), language, self.peer)
         except UtteranceError as err:
             _LOGGER.warning("utterance refused: %s", err)
             await self.write_event(Error(text=str(err), code=err.code).event())

@@ -10,6 +10,7 @@ for a server already known to be down.
 import asyncio
 from collections.abc import Sequence
 import contextlib
+import ipaddress
 import logging
 
 import aiohttp
@@ -34,6 +35,7 @@ class WhisperServers:
         connect_timeout: float,
         *,
         waker: Waker | None = None,
+        wake_from: Sequence[str] = (),
         check_interval: float = CHECK_INTERVAL,
     ) -> None:
         self.clients = [
@@ -43,6 +45,7 @@ class WhisperServers:
         self.up: dict[str, bool | None] = dict.fromkeys(urls)
         self._faults: dict[str, str] = {}  # why each server is down
         self._waker = waker
+        self._wake_from = [ipaddress.ip_network(n, strict=False) for n in wake_from]
         self._check_interval = check_interval
         self._check_now = asyncio.Event()
         self.checks = 0  # rounds of background checks done, for tests to wait on
@@ -93,41 +96,66 @@ class WhisperServers:
         async with self._checked:
             await self._checked.wait_for(lambda: self.checks >= count)
 
-    async def transcribe(self, wav: bytes, language: str) -> Transcription:
+    async def transcribe(
+        self, wav: bytes, language: str, client: str | None = None
+    ) -> Transcription:
         """Transcribe with the first server that is up; fail over only when down.
 
         Servers known to be down are skipped while another may answer; when
         every one is known down they are all tried, since a question has
-        nowhere else to go and one may just have come back.
+        nowhere else to go and one may just have come back. `client` (its IP
+        address) may wake the first server's machine if wake_from lets it.
         """
         faults = []
         candidates = [c for c in self.clients if self.up[c.url] is not False]
         if self.up[self.urls[0]] is False:
-            self._wake()
-        for client in candidates or self.clients:
+            self._wake(client)
+        for server in candidates or self.clients:
             try:
-                result = await _transcribe_watched(client, wav, language)
+                result = await _transcribe_watched(server, wav, language)
             except WhisperServerDownError as err:
-                self._mark(client, str(err))
+                self._mark(server, str(err))
                 self._check_now.set()
                 faults.append(str(err))
-                if client is self.clients[0]:
-                    self._wake()
+                if server is self.clients[0]:
+                    self._wake(client)
                 continue
-            self._mark(client, None)
+            self._mark(server, None)
             return result
         if len(faults) == 1:
             raise WhisperServerDownError(faults[0])
         raise WhisperServerDownError(f"no whisper-server answers: {'; '.join(faults)}")
 
-    def _wake(self) -> None:
+    def _wake(self, client: str | None) -> None:
         """A question found the first server down: wake its machine.
 
         Only a question does: a check waking it would keep a desktop that
-        went to sleep from ever staying asleep.
+        went to sleep from ever staying asleep. The Waker sends at most one
+        packet per WAKE_INTERVAL, however many clients ask.
         """
-        if self._waker is not None:
-            self._waker.wake()
+        if self._waker is None:
+            return
+        if not self._may_wake(client):
+            _LOGGER.info(
+                "not waking %s: the question came from %s, which whisper.wake_from "
+                "does not list",
+                self._waker.mac,
+                client,
+            )
+            return
+        self._waker.wake()
+
+    def _may_wake(self, client: str | None) -> bool:
+        """Any client may when wake_from is empty; stdio and Unix sockets are local."""
+        if not self._wake_from or client is None:
+            return True
+        try:
+            address = ipaddress.ip_address(client)
+        except ValueError:
+            return False
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+            address = address.ipv4_mapped
+        return any(address in network for network in self._wake_from)
 
     async def _keep_checking(self) -> None:
         while True:
