@@ -9,6 +9,7 @@ pipeline. Options point it at a person's own servers instead.
 
 import argparse
 from dataclasses import dataclass, field
+import json
 import os
 from pathlib import Path
 import shutil
@@ -20,6 +21,19 @@ import time
 import urllib.error
 import urllib.request
 
+from homeassistant.components.http.config import (
+    HTTP_STORAGE_SCHEMA,
+    KEY_PENDING,
+    KEY_STABLE,
+    KEY_YAML_MIGRATION_DONE,
+    STORAGE_KEY,
+    STORAGE_MINOR_VERSION,
+    STORAGE_VERSION,
+)
+from homeassistant.components.http.const import CONF_SERVER_HOST, CONF_SERVER_PORT
+from homeassistant.util import dt as dt_util
+
+from custom_components.desktop_assistant.server.credentials import without_credentials
 from tests.harness.real_engines import (
     KOKORO_MODEL,
     KOKORO_VOICES,
@@ -35,7 +49,8 @@ LOOPBACK = "127.0.0.1"
 READY_WITHIN = 180
 # Home Assistant's own port, set by no configuration.
 DEFAULT_HASS_PORT = 8123
-USAGE = """scripts/develop [--llm-url URL] [--whisper-url URL] [--no-voice] [-- HASS ARGS]"""
+USAGE = """scripts/develop [--llm-url URL] [--whisper-url URL] [--no-voice] [--lan]
+                        [-- HASS ARGS]"""
 
 
 @dataclass(frozen=True)
@@ -169,8 +184,14 @@ def start_voice(household: Household, whisper_url: str) -> None:
     household.wait_until_ready("wyoming-kokoro", household.plan.kokoro_port)
 
 
-def write_configuration(plan: HouseholdPlan, llm_url: str, voice: bool) -> Path:
-    """Home Assistant's config folder, with this integration and dev_household."""
+def write_configuration(
+    plan: HouseholdPlan, llm_url: str, voice: bool, *, lan: bool = False
+) -> Path:
+    """Home Assistant's config folder, with this integration and dev_household.
+
+    Home Assistant listens on 127.0.0.1 only, unless `lan`: until a user
+    exists, its onboarding would let anyone who reaches it create the owner.
+    """
     config = plan.dev / "config"
     components = config / "custom_components"
     components.mkdir(parents=True, exist_ok=True)
@@ -187,18 +208,11 @@ def write_configuration(plan: HouseholdPlan, llm_url: str, voice: bool) -> Path:
         if voice
         else ""
     )
-    # Home Assistant 2026 reads `http:` once, as a trial it reverts (with a
-    # restart) unless a person confirms it within 5 minutes: Home Assistant's
-    # own port needs none; another (the tests') is for one short run.
-    http = (
-        ""
-        if plan.hass_port == DEFAULT_HASS_PORT
-        else f"http:\n  server_host: {LOOPBACK}\n  server_port: {plan.hass_port}\n"
-    )
+    write_http_settings(config, plan.hass_port, lan=lan)
     (config / "configuration.yaml").write_text(
         "# Written by scripts/develop on every start; change tests/harness/household.py.\n"
         "# Users, config entries and other state live in .storage/ and are kept.\n"
-        f"frontend:\nconfig:\nconversation:\nassist_pipeline:\n{http}"
+        "frontend:\nconfig:\nconversation:\nassist_pipeline:\n"
         f"dev_household:\n  llama_server: {llm_url}\n{services}"
         "logger:\n  default: warning\n  logs:\n"
         "    homeassistant.bootstrap: info\n"
@@ -206,6 +220,41 @@ def write_configuration(plan: HouseholdPlan, llm_url: str, voice: bool) -> Path:
         "    custom_components.dev_household: info\n"
     )
     return config
+
+
+def write_http_settings(config: Path, port: int, *, lan: bool) -> None:
+    """Where Home Assistant listens, as its own storage keeps it (.storage/http).
+
+    Home Assistant 2026 reads `http:` from YAML once, as a trial that it
+    reverts (with a restart) unless a person confirms it within 5 minutes;
+    the confirmed settings are kept in its storage, which is written here
+    on every start, as the YAML is.
+    """
+    settings = {CONF_SERVER_PORT: port} | (
+        {} if lan else {CONF_SERVER_HOST: [LOOPBACK]}
+    )
+    stable = HTTP_STORAGE_SCHEMA(settings) | {
+        "created_at": dt_util.utcnow().isoformat(),
+        "error": None,
+        "error_message": None,
+    }
+    storage = config / ".storage"
+    storage.mkdir(parents=True, exist_ok=True)
+    (storage / STORAGE_KEY).write_text(
+        json.dumps(
+            {
+                "version": STORAGE_VERSION,
+                "minor_version": STORAGE_MINOR_VERSION,
+                "key": STORAGE_KEY,
+                "data": {
+                    KEY_STABLE: stable,
+                    KEY_PENDING: None,
+                    KEY_YAML_MIGRATION_DONE: True,
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 def start_home_assistant(
@@ -220,26 +269,38 @@ def start_home_assistant(
     )
 
 
-def first_screen(plan: HouseholdPlan, llm_url: str, whisper_url: str | None) -> str:
-    """What runs where, and how to talk to it."""
+def first_screen(
+    plan: HouseholdPlan, llm_url: str, whisper_url: str | None, *, lan: bool = False
+) -> str:
+    """What runs where, and how to talk to it; never a URL's password."""
+    where = "on every interface (--lan)" if lan else "on this machine only"
     rows = [
         (
             "Home Assistant",
-            f"http://localhost:{plan.hass_port} (create your user there)",
+            f"http://localhost:{plan.hass_port} (create your user there), {where}",
         ),
-        ("llama-server", llm_url),
+        ("llama-server", without_credentials(llm_url)),
     ]
     if whisper_url:
         rows += [
-            ("whisper-server", whisper_url),
+            ("whisper-server", without_credentials(whisper_url)),
             ("whisper relay (Wyoming)", f"tcp://{LOOPBACK}:{plan.relay_port}"),
             ("Kokoro (Wyoming)", f"tcp://{LOOPBACK}:{plan.kokoro_port}"),
         ]
     lines = [f"  {name:<24} {where}" for name, where in rows]
+    warning = (
+        [
+            "  --lan: any device of your network can open Home Assistant, and create",
+            "  its owner until you have: create your user first.",
+        ]
+        if lan
+        else []
+    )
     return "\n".join(
         [
             "develop: the household runs:",
             *lines,
+            *warning,
             "  the engines' logs are in .dev/logs/; Ctrl-C stops everything.",
             "Talk to it: open Home Assistant, create your user, then the Assist",
             "button (top right of the Overview) uses the 'Development household'",
@@ -261,6 +322,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--whisper-url", help="your whisper-server instead of Whisper base"
     )
     parser.add_argument("--no-voice", action="store_true", help="no speech engines")
+    parser.add_argument(
+        "--lan",
+        action="store_true",
+        help="Home Assistant on every interface, not only on 127.0.0.1",
+    )
     parser.add_argument("hass_args", nargs=argparse.REMAINDER, help="after --: hass's")
     args = parser.parse_args(argv)
     args.hass_args = [a for a in args.hass_args if a != "--"]
@@ -278,8 +344,12 @@ def main(argv: list[str]) -> int:
         if not args.no_voice:
             whisper_url = args.whisper_url or start_whisper_server(household)
             start_voice(household, whisper_url)
-        config = write_configuration(household.plan, llm_url, not args.no_voice)
-        print(first_screen(household.plan, llm_url, whisper_url), flush=True)
+        config = write_configuration(
+            household.plan, llm_url, not args.no_voice, lan=args.lan
+        )
+        print(
+            first_screen(household.plan, llm_url, whisper_url, lan=args.lan), flush=True
+        )
         hass = start_home_assistant(household, config, args.hass_args, to_terminal=True)
         return hass.wait()
     except KeyboardInterrupt:

@@ -24,6 +24,7 @@ from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.typing import ConfigType
 
 from custom_components.desktop_assistant.const import CONF_TEMPERATURE
+from custom_components.desktop_assistant.server.credentials import without_credentials
 
 DOMAIN = "dev_household"
 PIPELINE_NAME = "Development household"
@@ -57,7 +58,11 @@ async def _async_add_llama_server(hass: HomeAssistant, url: str) -> None:
             result["flow_id"], {"tool_calls": "auto"}
         )
     if result.get("errors"):
-        _LOGGER.error("llama-server at %s was not added: %s", url, result["errors"])
+        _LOGGER.error(
+            "llama-server at %s was not added: %s",
+            without_credentials(url),
+            result["errors"],
+        )
         return
     # A 135M model wanders at the default temperature (it answered "France"
     # to "What is the capital of France?" one time in three): it gets 0.
