@@ -62,3 +62,14 @@ in_env() {
       /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$root" "$@"
   ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$MODEL_CACHE" "$@"
 }
+
+# apt-get update in the environment. The mirror may serve a Release file
+# past its Valid-Until date (an old snapshot: one dated 2026-10-30, valid
+# until 11-06, was served in December); apt refuses it, and only then is the
+# date check left out, saying so.
+apt_update() {
+  in_env apt-get update -qq || {
+    echo "apt-get update failed; again without the Release file's Valid-Until check" >&2
+    in_env apt-get -o Acquire::Check-Valid-Until=false update -qq
+  }
+}
