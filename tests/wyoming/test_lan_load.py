@@ -10,7 +10,7 @@ answered afterwards, and the memory stays under the bound.
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 import contextlib
 from pathlib import Path
 import re
@@ -158,20 +158,16 @@ async def hold_and_release(
     return before, during
 
 
-@pytest.fixture(scope="module")
-def real_whisper(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RealWhisperServer]:
-    with start_whisper_server(
-        tmp_path_factory.mktemp("whisper"), "--audio-ctx", "512"
-    ) as server:
-        yield server
-
-
 @pytest.mark.timeout(600)
 async def test_300_clients_holding_audio_leave_the_relay_its_memory(
-    real_whisper: RealWhisperServer, tmp_path: Path, socket_enabled: None
+    tmp_path: Path, socket_enabled: None
 ) -> None:
+    with start_whisper_server(tmp_path, "--audio-ctx", "512") as whisper:
+        await flood_the_relay(whisper, tmp_path)
+
+
+async def flood_the_relay(real_whisper: RealWhisperServer, tmp_path: Path) -> None:
+    """The relay in front of `real_whisper`, flooded, then asked a question."""
     port = free_port()
     config = tmp_path / "relay.toml"
     config.write_text(
