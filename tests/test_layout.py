@@ -205,6 +205,39 @@ def test_jobs_imports_no_feature() -> None:
     assert {module: found for module, found in offending.items() if found} == {}
 
 
+# What times work by the time of day; only the jobs registry may use it.
+TIME_OF_DAY_TIMER = "async_track_time_change"
+
+
+def time_of_day_timers(folder: Path) -> list[str]:
+    """The modules under `folder` outside `jobs/` that set a time-of-day timer."""
+    return sorted(
+        str(path.relative_to(folder))
+        for path in python_files(folder)
+        if "jobs" not in path.relative_to(folder).parts
+        and TIME_OF_DAY_TIMER in path.read_text(encoding="utf-8")
+    )
+
+
+def test_only_the_jobs_registry_times_work_by_the_time_of_day() -> None:
+    """A feature declares its job's time; the registry alone sets the timer."""
+    assert (
+        (PACKAGE_DIR / "jobs" / "timer.py")
+        .read_text(encoding="utf-8")
+        .count(TIME_OF_DAY_TIMER)
+    )
+    assert time_of_day_timers(PACKAGE_DIR) == []
+
+
+def test_time_of_day_check_finds_a_timer(tmp_path: Path) -> None:
+    """The check above can fail: a feature's own timer is found."""
+    (tmp_path / "record").mkdir()
+    (tmp_path / "record" / "retention.py").write_text(
+        f"from homeassistant.helpers.event import {TIME_OF_DAY_TIMER}\n"
+    )
+    assert time_of_day_timers(tmp_path) == ["record/retention.py"]
+
+
 @pytest.mark.parametrize(
     "folder", ["custom_components", "benchmarks", "evaluation", "wyoming_services"]
 )

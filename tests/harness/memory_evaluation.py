@@ -104,7 +104,11 @@ async def check(
     texts = await page_texts(hass)
     every_text = "\n".join(texts.values())
     outcomes = [
-        Outcome("the pass ran", not run["outcome"].startswith("failed"), run["outcome"])
+        Outcome(
+            "the pass ran",
+            run["outcome"] != "failed",
+            f"{run['outcome']} {run['outcome_detail'] or ''}".strip(),
+        )
     ]
     expect = fixture.get("expect", {})
     for note in expect.get("notes", []):
@@ -162,8 +166,8 @@ async def check(
         outcomes.append(
             Outcome(
                 f"refused because of {reason!r}",
-                any(reason in refusal for refusal in summary["refusals"]),
-                str(summary["refusals"]),
+                any(reason in refusal for refusal in run["refusals"]),
+                str(run["refusals"]),
             )
         )
     everything_sent = json.dumps(sent, ensure_ascii=False)

@@ -210,7 +210,7 @@ def household(
     (anouk,) = [page["page_id"] for page in pages if page["name"] == "Anouk"]
     return {
         "conversation": conversation_id,
-        "run": run["run_id"],
+        "run": run["id"],
         "anouk": anouk,
         "first_title": first["title"],
     } | long_model_server
@@ -224,7 +224,7 @@ def walk(household: dict[str, Any]) -> list[tuple[str, str]]:
             "[data-detail=conversation] [data-field=served-by]",
         ),
         (f"memory/{household['anouk']}", "[data-field=page-name]"),
-        (f"nightly/{household['run']}", "[data-detail=run] h2"),
+        (f"nightly/run-{household['run']}", "[data-detail=run] h2"),
         ("tools/echo", "[data-list=tool-runs] [data-run]"),
         ("jobs/nightly", "[data-job=nightly].selected"),
         (
