@@ -10,9 +10,9 @@ import re
 import pytest
 
 from custom_components.desktop_assistant.jobs import KINDS as RUN_OUTCOMES
+from tests.harness.home_assistant_process import INTEGRATION
 
 from .helpers import GROUPS, LANGUAGES, panel_strings
-from .home_assistant import INTEGRATION
 
 FRONTEND = INTEGRATION / "frontend"
 # A string in a module that names a text: `"jobs.when"`, `` `tabs.${name}` ``.

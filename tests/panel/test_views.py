@@ -19,6 +19,7 @@ from selenium import webdriver
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.store import DB_FILE
 from tests.harness.browser import PHONE_WIDTH, Page, phone
+from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, Reply, text_reply
 from tests.harness.ports import free_port
 
@@ -32,7 +33,6 @@ from .helpers import (
     panel_strings,
     websocket,
 )
-from .home_assistant import HomeAssistantProcess, Tokens
 
 LONG_MODEL = (
     "/srv/llama/models/" + "Qwen3_30B_A3B_Instruct_2507_UD_Q4_K_XL_" * 3 + "imat.gguf"

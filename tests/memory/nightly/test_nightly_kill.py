@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
+from tests.harness.home_assistant_process import HomeAssistantProcess
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
-from tests.panel.home_assistant import HomeAssistantProcess
 
 ADMIN = ("anouk", "admin-password-1")
 PREFIX = f"{DOMAIN}/memory"
