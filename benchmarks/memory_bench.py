@@ -213,6 +213,8 @@ async def background_load(
             )
 
 
+# Long: one sitting of a real llama-server: its start, the background
+# work and the timed questions all share it.
 async def measure_sharing(
     hass: HomeAssistant, runs: int, slots: int, workdir: Path
 ) -> dict[str, list[float]]:

@@ -166,7 +166,22 @@ class ToolLoop:
             if delta := await self._async_fault(turn, err.kind, streamed_text):
                 yield delta
             return
-        answer = answer or request.reader()
+        async for delta in self._async_answered(
+            turn, answer or request.reader(), offered, streamed_text
+        ):
+            yield delta
+
+    async def _async_answered(
+        self,
+        turn: Turn,
+        answer: Answer | ConstrainedAnswer,
+        offered: set[str],
+        streamed_text: bool,
+    ) -> AsyncGenerator[Delta]:
+        """After a streamed answer: its timings, then a fault or its tool calls.
+
+        A silent or spoiled answer ends the turn with its fault.
+        """
         if answer.timings:
             turn.record_timings(answer.timings)
         calls = answer.named_calls()
