@@ -432,7 +432,7 @@ def test_length_check_asks_a_near_limit_function_why(tmp_path: Path) -> None:
 
 
 # The conversation platform is an adapter, as HA core's ollama: it provides
-# the LLM data, starts the record and hands the turn to agent/turn.py.
+# the LLM data, starts the record and hands the turn to agent/answer.py.
 MAX_CONVERSATION_LINES = 120
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .agent.confirmation import Confirmations
     from .chat.turns import ChatTurns
     from .jobs import Outcome, RegisteredJob
-    from .memory.household import Memory
+    from .memory.memory import Memory
     from .record.conversation_record import Record
     from .server.activity import ServerActivity
     from .server.client import LlamaServerClient

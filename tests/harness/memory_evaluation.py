@@ -23,7 +23,7 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-from custom_components.desktop_assistant.memory.page import profile_page
+from custom_components.desktop_assistant.memory.page_reads import profile_page
 from custom_components.desktop_assistant.memory.text import notes
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from tests.harness.memory_seed import add_conversation, add_page, said

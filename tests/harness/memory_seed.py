@@ -10,7 +10,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.page import Page, profile_page
+from custom_components.desktop_assistant.memory.page_reads import Page, profile_page
 from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.record.conversation_record import SIGNAL_QUIET
 from custom_components.desktop_assistant.record.models import (

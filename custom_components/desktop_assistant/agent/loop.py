@@ -285,7 +285,7 @@ class ToolLoop:
         After text the person already saw, the sentence follows it as one
         answer, a paragraph apart (in the same message when this round
         streamed text). Before any text nothing is streamed: the agent
-        answers with the sentence as an error response (see turn.py),
+        answers with the sentence as an error response (see answer.py),
         which Assist shows once, in red.
         """
         turn.fault = kind

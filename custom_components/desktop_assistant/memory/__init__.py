@@ -18,7 +18,7 @@ from ..record import async_listen_quiet
 from ..runtime import DATA_MEMORY, DATA_NIGHTLY_JOB, DATA_RECORD, DATA_STORE
 from ..store import StoreError
 from .errors import ERROR_CODES
-from .household import Memory
+from .memory import Memory
 from .nightly import extraction, runs
 from .nightly.job import NightlyJob, async_register_run_nightly, async_time_nightly
 from .nightly.nightly_pass import NightlyPass

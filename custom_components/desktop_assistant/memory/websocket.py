@@ -26,7 +26,7 @@ from .errors import PageError
 from .nightly.moved_runs import moved_run
 from .nightly.revert import revert_page
 from .nightly.runs import get_run
-from .page import PAGE_KINDS, Page, get_page
+from .page_reads import PAGE_KINDS, Page, get_page
 from .pages import NAME_CHARS
 
 PREFIX: Final = f"{DOMAIN}/memory"

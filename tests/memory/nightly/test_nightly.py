@@ -25,7 +25,11 @@ from custom_components.desktop_assistant.memory.nightly.consolidation import (
 )
 from custom_components.desktop_assistant.memory.nightly.prompts import plan_messages
 from custom_components.desktop_assistant.memory.nightly.revert import revert_page
-from custom_components.desktop_assistant.memory.page import Page, find_page, get_page
+from custom_components.desktop_assistant.memory.page_reads import (
+    Page,
+    find_page,
+    get_page,
+)
 from custom_components.desktop_assistant.memory.revisions import (
     revisions as page_revisions,
 )

@@ -20,7 +20,10 @@ from custom_components.desktop_assistant.memory.nightly import runs
 from custom_components.desktop_assistant.memory.nightly.consolidation import PLAN_CHARS
 from custom_components.desktop_assistant.memory.nightly.prompts import PART_NOTE
 from custom_components.desktop_assistant.memory.nightly.revert import revert_page
-from custom_components.desktop_assistant.memory.page import find_page, profile_page
+from custom_components.desktop_assistant.memory.page_reads import (
+    find_page,
+    profile_page,
+)
 from custom_components.desktop_assistant.runtime import (
     DATA_MEMORY,
     DATA_NIGHTLY_JOB,

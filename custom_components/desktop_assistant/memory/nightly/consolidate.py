@@ -10,8 +10,8 @@ import sqlite3
 from typing import Any, Final
 
 from ...server.generate import Generator
-from ..household import Memory
-from ..page import page_names
+from ..memory import Memory
+from ..page_reads import page_names
 from ..revisions import latest_revision
 from . import runs
 from .consolidation import (

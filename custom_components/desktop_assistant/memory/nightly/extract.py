@@ -16,8 +16,8 @@ from ...jobs.outcome import failed
 from ...record import Record, database
 from ...server.generate import GenerationError, Generator
 from ..errors import PageError
-from ..household import Memory
-from ..page import find_page, page_names
+from ..memory import Memory
+from ..page_reads import find_page, page_names
 from ..pages import remember
 from . import extraction, runs
 from .prompts import (

@@ -23,7 +23,7 @@ from ...server.background import async_background_generator
 from ...server.generate import GenerationError
 from ...store import StoreError
 from ..errors import PageError
-from ..household import Memory
+from ..memory import Memory
 from . import runs
 from .consolidate import async_consolidate
 from .extract import async_extract

@@ -9,7 +9,7 @@ import sqlite3
 from typing import Any
 
 from ..errors import PageError
-from ..page import get_page
+from ..page_reads import get_page
 from ..pages import delete_page, edit_page, restore_page
 from .runs import page_changes
 

@@ -15,7 +15,7 @@ import sqlite3
 from typing import Any, Final, NamedTuple
 
 from ..errors import PageError
-from ..page import get_page
+from ..page_reads import get_page
 
 # The registry's name of the nightly pass.
 JOB_NIGHTLY: Final = "nightly"
