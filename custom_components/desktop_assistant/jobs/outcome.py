@@ -33,6 +33,10 @@ class Outcome:
         if self.kind not in KINDS:
             raise ValueError(f"not an outcome: {self.kind!r}")
 
+    def __str__(self) -> str:
+        """The outcome as a log says it: `ok`, `failed (invalid_output)`."""
+        return f"{self.kind} ({self.detail})" if self.detail else self.kind
+
     @property
     def failed(self) -> bool:
         """Whether the run failed."""

@@ -444,7 +444,9 @@ async def test_revert_leaves_a_page_edited_after_the_run(
     assert "Plays the cello" in await page_text(hass, "Anouk")
 
 
-async def test_runs_never_overlap(hass: HomeAssistant, agent: Agent) -> None:
+async def test_runs_never_overlap(
+    hass: HomeAssistant, agent: Agent, hass_ws_client: Any
+) -> None:
     await add_page(hass, "Anouk", ANOUK)
     agent.server.script = [answer(NO_PLAN, delay=0.5)]
     first = hass.async_create_task(run(hass))
@@ -455,6 +457,14 @@ async def test_runs_never_overlap(hass: HomeAssistant, agent: Agent) -> None:
     listed = await nightly_runs(hass, 10)
     # Newest first: the skipped run was recorded while the first still ran.
     assert [r["outcome"] for r in listed] == ["skipped", "ok"]
+    # It opens on the Nightly page, having changed nothing.
+    client = await hass_ws_client(hass)
+    await client.send_json_auto_id(
+        {"type": f"{DOMAIN}/memory/runs/get", "run_id": second["run_id"]}
+    )
+    opened = (await client.receive_json())["result"]
+    assert (opened["outcome"], opened["outcome_detail"]) == ("skipped", "another_run")
+    assert opened["pages"] == []
 
 
 async def test_only_the_last_fifty_runs_are_kept(

@@ -28,7 +28,7 @@ from ...jobs import JobResult
 from ...runtime import DATA_MEMORY, DATA_NIGHTLY_JOB
 from ...store import StoreError, unavailable_error
 from .nightly_pass import NightlyPass
-from .runs import JOB_NIGHTLY, refusals
+from .runs import JOB_NIGHTLY, get_run
 
 
 class NightlyJob:
@@ -58,21 +58,25 @@ def async_time_nightly(hass: HomeAssistant, entry: ConfigEntry) -> None:
     Only the entry that times the pass changes its time: another entry's
     setup or unload leaves the registry's timers, and their catch-up, alone.
     """
-    if (registered := hass.data.get(DATA_NIGHTLY_JOB)) is None:
-        return
-    job: NightlyJob = registered.job  # type: ignore[assignment]
     if schedule_entry(hass, adding=entry) is entry:
-        job.entry = entry
-        registered.async_schedule_changed()
+        _async_timed_by(hass, entry)
 
     @callback
     def unloaded() -> None:
-        if schedule_entry(hass, adding=entry) is not entry:
-            return
-        job.entry = schedule_entry(hass, removing=entry)
-        registered.async_schedule_changed()
+        if schedule_entry(hass, adding=entry) is entry:
+            _async_timed_by(hass, schedule_entry(hass, removing=entry))
 
     entry.async_on_unload(unloaded)
+
+
+@callback
+def _async_timed_by(hass: HomeAssistant, entry: ConfigEntry | None) -> None:
+    """Let `entry` time the pass as it is registered now (memory may be new)."""
+    if (registered := hass.data.get(DATA_NIGHTLY_JOB)) is None:
+        return
+    job: NightlyJob = registered.job  # type: ignore[assignment]
+    job.entry = entry
+    registered.async_schedule_changed()
 
 
 def schedule_entry(
@@ -118,12 +122,12 @@ def async_register_run_nightly(hass: HomeAssistant) -> None:
         try:
             answer = await registered.async_run("action")
             # What was refused quotes pages: memory keeps it, not the registry.
-            refused = await hass.data[DATA_MEMORY].async_read(
-                lambda db: refusals(db, answer["run_id"])
+            kept = await hass.data[DATA_MEMORY].async_read(
+                lambda db: get_run(db, answer["run_id"])
             )
         except StoreError as err:
             raise unavailable_error("memory_unavailable", err) from err
-        return answer | {"refusals": refused}
+        return answer | {"refusals": kept["detail"].get("refusals", [])}
 
     hass.services.async_register(
         DOMAIN,

@@ -85,7 +85,6 @@ class NightlyPass:
         self, run: Run, outcome: Outcome, started: float
     ) -> Outcome:
         """Write the run's detail; answer its outcome, a database fault if refused."""
-        duration = monotonic_seconds() - started
         job = self.hass.data[DATA_NIGHTLY_JOB]
         try:
             kept = await job.async_kept_runs()
@@ -101,6 +100,8 @@ class NightlyPass:
             async_report_failing(
                 self.hass, earlier + 1 if outcome.failed else 0, outcome
             )
+        # Measured once the run's writes are done, as the registry records it.
+        duration = monotonic_seconds() - started
         _LOGGER.info(
             "Nightly pass %s in %.1f s: %s", outcome, duration, run.summary.as_dict()
         )

@@ -14,7 +14,6 @@ import json
 import sqlite3
 from typing import Any, Final, NamedTuple
 
-from ..errors import PageError
 from ..page_reads import get_page
 
 # The registry's name of the nightly pass.
@@ -189,13 +188,15 @@ def _page_change(row: Sequence[Any]) -> dict[str, Any]:
 
 
 def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
-    """A run's detail, and each page it changed, dropped lines and sources."""
+    """A run's detail, and each page it changed, dropped lines and sources.
+
+    A run memory kept nothing of (one skipped while another ran) changed
+    nothing.
+    """
     row = connection.execute(
         "SELECT detail FROM nightly_runs WHERE id = ?", (run,)
     ).fetchone()
-    if row is None:
-        raise PageError("not_found", f"there is no run {run}")
-    result = {"run_id": run, "detail": json.loads(row[0])}
+    result = {"run_id": run, "detail": json.loads(row[0]) if row else {}}
     result["pages"] = [
         _page_change(page_row)
         for page_row in connection.execute(
@@ -205,11 +206,3 @@ def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
         )
     ]
     return result
-
-
-def refusals(connection: sqlite3.Connection, run: int) -> list[str]:
-    """Why the run's last plan was refused; none for a run memory did not keep."""
-    row = connection.execute(
-        "SELECT detail FROM nightly_runs WHERE id = ?", (run,)
-    ).fetchone()
-    return [] if row is None else list(json.loads(row[0]).get("refusals", []))
