@@ -17,6 +17,7 @@
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+import re
 import sys
 
 import pytest
@@ -227,6 +228,32 @@ def test_only_the_jobs_registry_times_work_by_the_time_of_day() -> None:
         .count(TIME_OF_DAY_TIMER)
     )
     assert time_of_day_timers(PACKAGE_DIR) == []
+
+
+JOB_RUNS_SQL = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+job_runs\b")
+
+
+def job_runs_readers(folder: Path) -> list[str]:
+    """The modules under `folder` outside `jobs/` with SQL of `job_runs`."""
+    return sorted(
+        str(path.relative_to(folder))
+        for path in python_files(folder)
+        if "jobs" not in path.relative_to(folder).parts
+        and JOB_RUNS_SQL.search(path.read_text(encoding="utf-8"))
+    )
+
+
+def test_only_the_registry_reads_and_writes_the_runs() -> None:
+    """An owner keys what it keeps by a run's id; the run itself is the registry's."""
+    assert job_runs_readers(PACKAGE_DIR) == []
+
+
+def test_job_runs_check_finds_a_query(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "websocket.py").write_text(
+        'QUERY = "SELECT id FROM job_runs WHERE job = ?"\n'
+    )
+    assert job_runs_readers(tmp_path) == ["memory/websocket.py"]
 
 
 def test_time_of_day_check_finds_a_timer(tmp_path: Path) -> None:
