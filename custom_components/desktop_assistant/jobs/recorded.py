@@ -39,17 +39,23 @@ async def async_run_recorded(
         run = await store.async_run(
             lambda db: insert_run(db, job.name, trigger, ending, end)
         )
+        _forget(unrecorded, ending)
         return _answer(run, end)
     running.add(job.name)
     try:
         run = await store.async_run(
             lambda db: insert_run(db, job.name, trigger, ending)
         )
-        for ended in ending:
-            unrecorded.pop(ended, None)
+        _forget(unrecorded, ending)
         return _answer(run, await _async_run_job(hass, job, trigger, run))
     finally:
         running.discard(job.name)
+
+
+def _forget(unrecorded: dict[int, Outcome], ended: dict[int, Outcome]) -> None:
+    """The runs whose end a new row wrote wait for it no longer."""
+    for run in ended:
+        unrecorded.pop(run, None)
 
 
 async def _async_run_job(
