@@ -40,7 +40,7 @@ from custom_components.desktop_assistant.memory.nightly.prompts import (
     NOTES_SCHEMA,
     extraction_messages,
 )
-from custom_components.desktop_assistant.memory.page import PAGE_KINDS
+from custom_components.desktop_assistant.memory.page_reads import PAGE_KINDS
 from custom_components.desktop_assistant.runtime import DATA_MEMORY, DATA_NIGHTLY_JOB
 from custom_components.desktop_assistant.server.activity import async_get_activity
 from custom_components.desktop_assistant.server.client import LlamaServerClient
@@ -213,6 +213,8 @@ async def background_load(
             )
 
 
+# Long: one sitting of a real llama-server: its start, the background
+# work and the timed questions all share it.
 async def measure_sharing(
     hass: HomeAssistant, runs: int, slots: int, workdir: Path
 ) -> dict[str, list[float]]:

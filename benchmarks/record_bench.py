@@ -346,6 +346,8 @@ async def search(
     return rows, size / conversations * 1000, fill_time
 
 
+# Long: the satellites' devices, their turns at once and the check of
+# what the record kept are one measurement.
 async def satellites(
     hass: HomeAssistant, server: LlamaServerStandIn, record: Record, turns: int
 ) -> tuple[int, int, int, float]:

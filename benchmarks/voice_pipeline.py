@@ -234,6 +234,7 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:9.1f}"
 
 
+# Long: one printed table, a column per step of a reply.
 def print_table(
     model: str,
     results: dict[str, tuple[list[Sample], list[float]]],

@@ -88,6 +88,7 @@ class Case:
     arguments: dict[str, tuple[Callable[[Any], bool], str]]
 
 
+# Long: a table of the evaluation's questions, one case each.
 def cases(today: date) -> list[Case]:
     """The seed's live run; `today` in Home Assistant's time zone."""
     tomorrow = (today + timedelta(days=1)).isoformat()
@@ -250,6 +251,8 @@ async def add_agent(
     return entity_id
 
 
+# Long: one run against one server: its Home Assistant, the stand-ins,
+# every case and the totals share it.
 async def evaluate(
     url: str,
     model: str | None,

@@ -76,6 +76,8 @@ async def web_services() -> AsyncIterator[dict[str, str]]:
         }
 
 
+# Long: each file of the config folder in turn; the calendar event is a
+# file's lines.
 def write_config_folder(
     root: Path,
     work: Path,

@@ -24,7 +24,7 @@ from .const import (
 )
 from .jobs import SCHEMA as JOBS_SCHEMA, async_end_interrupted, async_setup_jobs
 from .llm import ToolFilesAPI
-from .memory import SCHEMA as MEMORY_SCHEMA, async_schedule_nightly, async_setup_memory
+from .memory import SCHEMA as MEMORY_SCHEMA, async_setup_memory, async_time_nightly
 from .panel import async_register_panel
 from .record import SCHEMA as RECORD_SCHEMA, async_setup_record
 from .runtime import (
@@ -120,7 +120,7 @@ async def async_setup_entry(
         # A tool that prints the key (read from HA's storage) shows `***`.
         entry.async_on_unload(hass.data[DATA_TOOLS].add_secret(api_key))
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
-    async_schedule_nightly(hass, entry)
+    async_time_nightly(hass, entry)
     entry.async_on_unload(entry.add_update_listener(_async_reload_on_update))
     return True
 

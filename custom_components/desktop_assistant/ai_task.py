@@ -7,15 +7,7 @@ from homeassistant.exceptions import HomeAssistantError
 
 from .agent.loop import ToolLoop
 from .agent.turn_state import Turn
-from .const import (
-    CONF_MAX_HISTORY,
-    CONF_REQUEST_TIMEOUT,
-    CONF_TOOL_ROUNDS,
-    CONF_TURN_TIMEOUT,
-    DEFAULT_AI_TASK_OPTIONS,
-    DOMAIN,
-    SUBENTRY_AI_TASK,
-)
+from .const import DEFAULT_AI_TASK_OPTIONS, DOMAIN, SUBENTRY_AI_TASK
 from .entity import DesktopAssistantEntity, subentry_platform_setup
 from .server.failover import async_route
 from .server.generate import Expected, GenerationError
@@ -41,22 +33,12 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
     ) -> ai_task.GenDataTaskResult:
         """Answer the task's instructions, as JSON of its structure when it has one."""
         options = self.options
-        # The agent's loop, one round: no tools, no history, and the request
-        # timeout bounds the whole answer.
-        loop = ToolLoop(
-            self.hass,
-            self.entity_id,
-            options
-            | {
-                CONF_TOOL_ROUNDS: 0,
-                CONF_MAX_HISTORY: 0,
-                CONF_TURN_TIMEOUT: options[CONF_REQUEST_TIMEOUT],
-            },
-        )
+        loop = ToolLoop(self.hass, self.entity_id, options)
         turn = Turn(language=None, route=async_route(self.hass, self.entry, options))
+        # What the task needs: a generated answer of its structure.
         expected = Expected(task.name, task.structure)
         try:
-            await loop.async_run_tool_loop(chat_log, turn, expected)
+            await loop.async_generate_answer(chat_log, turn, expected)
             data = expected.parse(_answer_text(chat_log))
         except GenerationError as err:
             # One translated sentence per kind: unavailable, refused,

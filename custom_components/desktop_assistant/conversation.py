@@ -1,7 +1,7 @@
 """Conversation agents of desktop_assistant, one per conversation subentry.
 
 An adapter, as HA core's ollama: the LLM data, the record, then the turn,
-which `agent/turn.py` answers.
+which `agent/answer.py` answers.
 """
 
 from typing import Literal
@@ -10,8 +10,8 @@ from homeassistant.components import conversation
 from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import CONF_LLM_HASS_API, CONF_PROMPT, MATCH_ALL
 
+from .agent.answer import Agent, async_answer
 from .agent.language import LanguageDetector
-from .agent.turn import Agent, async_answer
 from .const import CONF_LANGUAGES, CONF_RECORD, DOMAIN
 from .entity import DesktopAssistantEntity, subentry_platform_setup
 from .llm import filter_invalid_llm_apis

@@ -1,7 +1,7 @@
 """The Assistant sidebar panel: JavaScript modules served from frontend/, and describe.
 
 The panel learns what it may not hard-code from `desktop_assistant/panel/describe`:
-the page kinds and the error codes of the websocket API (each has a
+the page kinds, the run outcomes and the error codes of the websocket API (each has a
 sentence under `errors` in `frontend/translations/`). Its text comes from
 `frontend/translations/<language>.json`, served with the modules, in the
 language of the person's profile.
@@ -17,6 +17,7 @@ from homeassistant.core import HomeAssistant
 import probatio as vol
 
 from .const import DOMAIN, PANEL_URL_PATH
+from .jobs import KINDS as RUN_OUTCOMES
 from .memory import ERROR_CODES as MEMORY_ERROR_CODES, PAGE_KINDS
 from .tool_files import ERROR_CODES as TOOL_FILES_ERROR_CODES
 from .websocket_commands import ERR_IN_PROGRESS, ERR_UNAVAILABLE, admin_command
@@ -44,7 +45,11 @@ def websocket_describe(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
     """What the panel reads from the Python side instead of a list of its own."""
-    return {"page_kinds": list(PAGE_KINDS), "error_codes": list(ERROR_CODES)}
+    return {
+        "page_kinds": list(PAGE_KINDS),
+        "run_outcomes": list(RUN_OUTCOMES),
+        "error_codes": list(ERROR_CODES),
+    }
 
 
 async def async_register_panel(hass: HomeAssistant) -> None:

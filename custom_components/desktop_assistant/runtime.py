@@ -17,10 +17,8 @@ from .const import DOMAIN
 if TYPE_CHECKING:
     from .agent.confirmation import Confirmations
     from .chat.turns import ChatTurns
-    from .jobs import Job, RegisteredJob
-    from .memory.household import Memory
-    from .memory.nightly.nightly_pass import NightlyPass
-    from .memory.nightly.schedule import NightlySchedule
+    from .jobs import Outcome, RegisteredJob
+    from .memory.memory import Memory
     from .record.conversation_record import Record
     from .server.activity import ServerActivity
     from .server.client import LlamaServerClient
@@ -55,10 +53,7 @@ DATA_RECORD: HassKey[Record] = HassKey(f"{DOMAIN}_record")
 DATA_CHAT: HassKey[ChatTurns] = HassKey(f"{DOMAIN}_chat")
 # Long-term memory, when its store opened.
 DATA_MEMORY: HassKey[Memory] = HassKey(f"{DOMAIN}_memory")
-# Memory's nightly pass, and the timers that run it, when memory is available.
-DATA_NIGHTLY: HassKey[NightlyPass] = HassKey(f"{DOMAIN}_nightly")
-DATA_NIGHTLY_SCHEDULE: HassKey[NightlySchedule] = HassKey(f"{DOMAIN}_nightly_schedule")
-# The nightly pass as a registered job: runs through it are recorded.
+# Memory's nightly pass as a registered job, when memory is available.
 DATA_NIGHTLY_JOB: HassKey[RegisteredJob] = HassKey(f"{DOMAIN}_nightly_job")
 # Changing tool calls waiting for a person's yes.
 DATA_CONFIRMATIONS: HassKey[Confirmations] = HassKey(f"{DOMAIN}_confirmations")
@@ -67,6 +62,8 @@ DATA_STICKY: HassKey[dict[str, str]] = HassKey(f"{DOMAIN}_sticky_servers")
 # Whether a conversation is talking to a llama-server now.
 DATA_ACTIVITY: HassKey[ServerActivity] = HassKey(f"{DOMAIN}_server_activity")
 # The registered jobs (jobs/), by name.
-DATA_JOBS: HassKey[dict[str, Job]] = HassKey(f"{DOMAIN}_jobs")
+DATA_JOBS: HassKey[dict[str, RegisteredJob]] = HassKey(f"{DOMAIN}_jobs")
+# The names of the jobs running now.
+DATA_RUNNING_JOBS: HassKey[set[str]] = HassKey(f"{DOMAIN}_running_jobs")
 # Job runs whose end the store refused (id -> outcome); the next run writes it.
-DATA_UNRECORDED_RUNS: HassKey[dict[int, str]] = HassKey(f"{DOMAIN}_unrecorded_runs")
+DATA_UNRECORDED_RUNS: HassKey[dict[int, Outcome]] = HassKey(f"{DOMAIN}_unrecorded_runs")

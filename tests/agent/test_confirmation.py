@@ -24,11 +24,11 @@ from custom_components.desktop_assistant.const import (
 )
 from custom_components.desktop_assistant.runtime import DATA_CONFIRMATIONS
 from tests.harness.agent import Agent, speech
-from tests.harness.calendar_tools import DAY, ZONE, events, install_calendar_tools
+from tests.harness.calendar_tools import DAY, ZONE, events
 from tests.harness.fixed_time import AT_FIXED_NOON, FIXED_NOON
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 
-pytestmark = pytest.mark.llm_apis(DOMAIN)
+pytestmark = [pytest.mark.llm_apis(DOMAIN), pytest.mark.calendar_tools]
 
 ADD = "desktop_assistant__calendar_add"
 DENTIST = {"title": "Dentist", "start": f"{DAY} 10:30", "duration": 45}
@@ -46,16 +46,6 @@ def options(**extra: Any) -> dict[str, Any]:
         | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]}
         | extra
     )
-
-
-@pytest.fixture
-def vdir(tmp_path: Path) -> Path:
-    return tmp_path / "calendars"
-
-
-@pytest.fixture
-def tool_files(hass_config_dir: str, vdir: Path) -> dict[str, str]:
-    return install_calendar_tools(Path(hass_config_dir, DOMAIN), vdir)
 
 
 def summaries(vdir: Path) -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ from custom_components.desktop_assistant.const import (
 )
 from tests.harness.agent import TEST_API, Agent, speech
 from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_ask
-from tests.harness.calendar_tools import DAY, events, install_calendar_tools
+from tests.harness.calendar_tools import DAY, events
 from tests.harness.failover import async_add_server
 from tests.harness.hostile_server import HostileLlamaServer
 from tests.harness.llama_server import (
@@ -38,6 +38,8 @@ from tests.harness.llama_server import (
     serve,
     sse,
 )
+
+pytestmark = pytest.mark.calendar_tools
 
 UNREADABLE = "Sorry, the language model sent an answer I could not read."
 CONSTRAINED = {CONF_TOOL_CALLS: TOOL_CALLS_CONSTRAINED}
@@ -55,17 +57,6 @@ def json_reply(
     ]
     events += [sse(final_chunk(finish)), sse("[DONE]")]
     return Reply(events=events)
-
-
-@pytest.fixture
-def vdir(tmp_path: Path) -> Path:
-    return tmp_path / "calendars"
-
-
-@pytest.fixture
-def tool_files(hass_config_dir: str, vdir: Path) -> dict[str, str]:
-    """The example calendar tools, on an empty vdir."""
-    return install_calendar_tools(Path(hass_config_dir, DOMAIN), vdir)
 
 
 def agent_options_with(**extra: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ import pytest
 
 from custom_components.desktop_assistant.chat.websocket import ERROR_CODES
 from custom_components.desktop_assistant.websocket_commands import ERR_UNAVAILABLE
+from tests.harness.home_assistant_process import INTEGRATION
 from tests.panel.helpers import LANGUAGES
-from tests.panel.home_assistant import INTEGRATION
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

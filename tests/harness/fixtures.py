@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from homeassistant import config_entries
+from homeassistant.config_entries import ConfigSubentry
 from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowManager, FlowResultType
@@ -26,10 +27,13 @@ from custom_components.desktop_assistant.const import (
     CONF_TEMPERATURE,
     CONF_TOOL_CALLS,
     DEFAULT_AGENT_OPTIONS,
+    DEFAULT_AI_TASK_OPTIONS,
     DOMAIN,
+    SUBENTRY_AI_TASK,
 )
 from tests.harness.agent import API_KEY, TEST_API, Agent
 from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent
+from tests.harness.calendar_tools import install_calendar_tools
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve
 from tests.harness.ports import free_port
 from tests.harness.real_engines import (
@@ -168,9 +172,32 @@ def agent_options(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture
-def tool_files() -> dict[str, str]:
-    """Tool files (name -> TOML) in the config folder when the agent starts."""
-    return {}
+def tool_files(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Tool files (name -> TOML) in the config folder when the agent starts.
+
+    None, or the example calendar tools on `vdir` for a test marked
+    `calendar_tools`.
+    """
+    return marked_tool_files(request) or {}
+
+
+def marked_tool_files(request: pytest.FixtureRequest) -> dict[str, str] | None:
+    """The example calendar tools when the test is marked `calendar_tools`."""
+    if request.node.get_closest_marker("calendar_tools") is None:
+        return None
+    return request.getfixturevalue("calendar_tool_files")
+
+
+@pytest.fixture
+def vdir(tmp_path: Path) -> Path:
+    """An empty vdir: the calendars the example calendar tools read and write."""
+    return tmp_path / "calendars"
+
+
+@pytest.fixture
+def calendar_tool_files(hass_config_dir: str, vdir: Path) -> dict[str, str]:
+    """The example calendar tools installed in the config folder, on `vdir`."""
+    return install_calendar_tools(Path(hass_config_dir, DOMAIN), vdir)
 
 
 @pytest.fixture
@@ -297,3 +324,35 @@ async def whisper_server(socket_enabled: None) -> AsyncIterator[WhisperServerSta
     async with serve_whisper(WhisperServerStandIn()) as stand_in:
         yield stand_in
     assert stand_in.violations == []
+
+
+@pytest.fixture
+def task_options() -> dict[str, Any]:
+    """The AI task subentry's options; tests override it with parametrize."""
+    return DEFAULT_AI_TASK_OPTIONS | {CONF_MODEL: MODEL_ID}
+
+
+@pytest.fixture
+async def task_entity(
+    hass: HomeAssistant, config_entry: MockConfigEntry, task_options: dict[str, Any]
+) -> str:
+    """The entity of an AI task subentry added to the stand-in's entry."""
+    hass.config_entries.async_add_subentry(
+        config_entry,
+        ConfigSubentry(
+            data=task_options,
+            subentry_type=SUBENTRY_AI_TASK,
+            title="Tasks",
+            unique_id=None,
+        ),
+    )
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    (subentry_id,) = [
+        s.subentry_id
+        for s in config_entry.subentries.values()
+        if s.subentry_type == SUBENTRY_AI_TASK
+    ]
+    entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)
+    assert entity_id is not None
+    return entity_id

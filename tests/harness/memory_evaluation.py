@@ -23,7 +23,7 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
-from custom_components.desktop_assistant.memory.page import profile_page
+from custom_components.desktop_assistant.memory.page_reads import profile_page
 from custom_components.desktop_assistant.memory.text import notes
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
 from tests.harness.memory_seed import add_conversation, add_page, said
@@ -104,7 +104,11 @@ async def check(
     texts = await page_texts(hass)
     every_text = "\n".join(texts.values())
     outcomes = [
-        Outcome("the pass ran", not run["outcome"].startswith("failed"), run["outcome"])
+        Outcome(
+            "the pass ran",
+            run["outcome"] != "failed",
+            f"{run['outcome']} {run['outcome_detail'] or ''}".strip(),
+        )
     ]
     expect = fixture.get("expect", {})
     for note in expect.get("notes", []):
@@ -162,8 +166,8 @@ async def check(
         outcomes.append(
             Outcome(
                 f"refused because of {reason!r}",
-                any(reason in refusal for refusal in summary["refusals"]),
-                str(summary["refusals"]),
+                any(reason in refusal for refusal in run["refusals"]),
+                str(run["refusals"]),
             )
         )
     everything_sent = json.dumps(sent, ensure_ascii=False)

@@ -10,8 +10,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.dispatcher import async_dispatcher_send
 
 from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.nightly import runs
-from custom_components.desktop_assistant.memory.page import Page, profile_page
+from custom_components.desktop_assistant.memory.page_reads import Page, profile_page
 from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.record.conversation_record import SIGNAL_QUIET
 from custom_components.desktop_assistant.record.models import (
@@ -136,12 +135,5 @@ async def add_page(
 
 
 async def nightly_runs(hass: HomeAssistant, limit: int = 50) -> list[dict[str, Any]]:
-    """The nightly pass's runs, newest first, as the Nightly page lists them.
-
-    The jobs registry's runs, each with `run_id`, memory's id of it (or None).
-    """
-    listed = await hass.data[DATA_NIGHTLY_JOB].async_runs(limit)
-    ids = await hass.data[DATA_MEMORY].async_read(
-        lambda db: runs.run_ids(db, [run["id"] for run in listed])
-    )
-    return [run | {"run_id": ids.get(run["id"])} for run in listed]
+    """The nightly pass's runs, newest first, as the Nightly page lists them."""
+    return await hass.data[DATA_NIGHTLY_JOB].async_runs(limit)

@@ -6,7 +6,6 @@ HA's harness; the Jobs page's commands go through HA's websocket API.
 
 import asyncio
 from datetime import time as dt_time, timedelta
-import json
 from pathlib import Path
 import sqlite3
 from typing import Any
@@ -19,17 +18,21 @@ from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
 from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.jobs import async_register_job
-from custom_components.desktop_assistant.jobs.runs import adopt_runs, list_runs
-from custom_components.desktop_assistant.memory import pages
-from custom_components.desktop_assistant.memory.nightly import runs as nightly_runs
+from custom_components.desktop_assistant.jobs import JobResult, async_register_job
+from custom_components.desktop_assistant.jobs.outcome import Outcome
+from custom_components.desktop_assistant.jobs.runs import (
+    RunEnd,
+    finish_run,
+    insert_run,
+    interrupted_runs,
+    list_runs,
+)
 from custom_components.desktop_assistant.runtime import DATA_STORE
 from custom_components.desktop_assistant.store import DB_FILE, in_order, transaction
 from custom_components.desktop_assistant.store.store import REOPEN_DELAY, connect
 
-# Memory's migration that handed the nightly runs' outcomes to the jobs.
-NIGHTLY_RUNS_VERSION = 8
-REFUSAL = "Anouk's birthday was lost"
+# The jobs' migration that made an outcome a kind and a detail.
+OUTCOMES_VERSION = 9
 
 
 class MadeJob:
@@ -38,19 +41,14 @@ class MadeJob:
     def __init__(self, name: str, work: Any, schedule: dt_time | None = None) -> None:
         self.name = name
         self.schedule = schedule
-        self.running = False
         self.work = work
         self.triggers: list[str] = []
-        self.job_runs: list[int | None] = []
+        self.job_runs: list[int] = []
 
-    async def async_run(self, trigger: str, job_run: int | None) -> dict[str, Any]:
+    async def async_run(self, trigger: str, job_run: int) -> JobResult:
         self.triggers.append(trigger)
         self.job_runs.append(job_run)
-        self.running = True
-        try:
-            return await self.work()
-        finally:
-            self.running = False
+        return await self.work()
 
 
 @pytest.fixture
@@ -72,9 +70,9 @@ async def command(client: Any, **message: Any) -> dict[str, Any]:
 async def test_a_job_run_lasts_what_it_lasted_when_the_clock_is_set_back(
     integration: HomeAssistant, freezer: Any
 ) -> None:
-    async def set_back_a_month() -> dict[str, Any]:
+    async def set_back_a_month() -> JobResult:
         freezer.move_to(dt_util.utcnow() - timedelta(days=30))
-        return {"summary": {"deleted": 0}}
+        return JobResult(summary={"deleted": 0})
 
     job = async_register_job(integration, MadeJob("clock", set_back_a_month))
     await job.async_run("person")
@@ -86,8 +84,8 @@ async def test_a_job_run_lasts_what_it_lasted_when_the_clock_is_set_back(
 async def test_a_registered_job_is_listed_run_now_and_recorded(
     integration: HomeAssistant, hass_ws_client: Any
 ) -> None:
-    async def work() -> dict[str, Any]:
-        return {"outcome": "ok", "summary": {"cleaned": 3}}
+    async def work() -> JobResult:
+        return JobResult(summary={"cleaned": 3})
 
     made = MadeJob("cleanup", work, dt_time(5, 30))
     async_register_job(integration, made)
@@ -102,40 +100,61 @@ async def test_a_registered_job_is_listed_run_now_and_recorded(
     assert jobs["cleanup"]["runs"] == []
 
     done = await command(client, type=f"{DOMAIN}/jobs/run_now", job="cleanup")
-    assert done["result"] == {"outcome": "ok", "summary": {"cleaned": 3}}
-    assert made.triggers == ["person"]
     (run,) = await runs_of(integration, "cleanup")
+    assert done["result"] == {
+        "run_id": run["id"],
+        "outcome": "ok",
+        "outcome_detail": None,
+        "summary": {"cleaned": 3},
+    }
+    assert made.triggers == ["person"]
     # The job is told its run's id, by which its owner keys what it keeps.
     assert made.job_runs == [run["id"]]
     assert run["trigger"] == "person"
     assert run["summary"] == {"cleaned": 3}
 
 
-async def test_a_summary_that_quotes_is_recorded_without_the_quotes(
-    integration: HomeAssistant,
+async def test_an_outcome_is_a_kind_and_a_detail_sent_as_fields(
+    integration: HomeAssistant, hass_ws_client: Any
 ) -> None:
-    quoted = {"notes": 1, "refusals": ["Anouk's birthday was lost"]}
+    async def gave_up() -> JobResult:
+        return JobResult(Outcome("failed", "invalid_output"), {"notes": 0})
 
-    async def work() -> dict[str, Any]:
-        return {"summary": quoted, "recorded_summary": {"notes": 1}}
-
-    job = async_register_job(integration, MadeJob("quoting", work))
-    assert await job.async_run("action") == {"summary": quoted}
-    (run,) = await runs_of(integration, "quoting")
-    assert run["summary"] == {"notes": 1}
+    async_register_job(integration, MadeJob("giving_up", gave_up))
+    client = await hass_ws_client(integration)
+    done = await command(client, type=f"{DOMAIN}/jobs/run_now", job="giving_up")
+    assert (done["result"]["outcome"], done["result"]["outcome_detail"]) == (
+        "failed",
+        "invalid_output",
+    )
+    listed = await command(client, type=f"{DOMAIN}/jobs/list")
+    (job,) = [job for job in listed["result"]["jobs"] if job["job"] == "giving_up"]
+    (run,) = job["runs"]
+    assert (run["outcome"], run["outcome_detail"]) == ("failed", "invalid_output")
+    described = await command(client, type=f"{DOMAIN}/panel/describe")
+    assert described["result"]["run_outcomes"] == [
+        "running",
+        "ok",
+        "skipped",
+        "no_server",
+        "cancelled",
+        "failed",
+    ]
+    with pytest.raises(ValueError, match="not an outcome"):
+        Outcome("failed: invalid_output")
 
 
 async def test_a_failing_job_is_recorded_failed_and_its_fault_raised(
     integration: HomeAssistant,
 ) -> None:
-    async def broken() -> dict[str, Any]:
+    async def broken() -> JobResult:
         raise RuntimeError("the job broke")
 
     job = async_register_job(integration, MadeJob("broken", broken))
     with pytest.raises(RuntimeError, match="the job broke"):
         await job.async_run("schedule")
     (run,) = await runs_of(integration, "broken")
-    assert run["outcome"] == "failed: RuntimeError"
+    assert (run["outcome"], run["outcome_detail"]) == ("failed", "RuntimeError")
     assert run["trigger"] == "schedule"
 
 
@@ -144,11 +163,12 @@ async def test_run_now_refuses_a_running_job_and_one_not_registered(
 ) -> None:
     release = asyncio.Event()
 
-    async def slow() -> dict[str, Any]:
+    async def slow() -> JobResult:
         await release.wait()
-        return {"summary": {}}
+        return JobResult()
 
-    job = async_register_job(integration, MadeJob("slow", slow))
+    made_slow = MadeJob("slow", slow)
+    job = async_register_job(integration, made_slow)
     running = integration.async_create_task(job.async_run("schedule"))
     await asyncio.sleep(0)
     client = await hass_ws_client(integration)
@@ -156,109 +176,25 @@ async def test_run_now_refuses_a_running_job_and_one_not_registered(
     assert answer["error"]["code"] == "in_progress"
     answer = await command(client, type=f"{DOMAIN}/jobs/run_now", job="backup")
     assert answer["error"]["code"] == "not_found"
+    # Another way of running it while it runs is recorded as skipped.
+    skipped = await job.async_run("action")
+    assert (skipped["outcome"], skipped["outcome_detail"]) == ("skipped", "another_run")
+    assert made_slow.triggers == ["schedule"]
     release.set()
-    assert await running == {"summary": {}}
-    assert [run["outcome"] for run in await runs_of(integration, "slow")] == ["ok"]
-
-
-def test_runs_handed_over_twice_are_kept_once(tmp_path: Path) -> None:
-    connection = connect(tmp_path / "assistant.db", in_order(SCHEMAS))
-    earlier = [
-        {
-            "trigger": "schedule",
-            "started_at": 1000.0 + day,
-            "duration": 2.0,
-            "outcome": "ok",
-            "summary": {"notes": day},
-        }
-        for day in range(3)
+    assert (await running)["outcome"] == "ok"
+    assert [run["outcome"] for run in await runs_of(integration, "slow")] == [
+        "skipped",
+        "ok",
     ]
-    first = adopt_runs(connection, "nightly", earlier)
-    assert sorted(first) == [1000.0, 1001.0, 1002.0]
-    assert adopt_runs(connection, "nightly", earlier) == first
-    kept = list_runs(connection, "nightly")
-    connection.close()
-    assert [run["summary"]["notes"] for run in kept] == [2, 1, 0]
-    assert [run["id"] for run in kept] == [first[1002.0], first[1001.0], first[1000.0]]
-
-
-def make_database_with_nightly_runs(path: Path) -> None:
-    """A database whose nightly runs were kept by memory alone, as before the jobs.
-
-    Its first run created a page, which revert can still delete.
-    """
-    before = tuple(m for m in in_order(SCHEMAS) if m.version < NIGHTLY_RUNS_VERSION)
-    connection = connect(path, before)
-    with transaction(connection):
-        page = pages.create_page(
-            connection,
-            "Anouk",
-            "person",
-            text="Sara's sister.\n",
-            aliases=[],
-            now=900.0,
-            author="nightly",
-        )
-        for day, outcome in enumerate(("ok", "no_server")):
-            connection.execute(
-                "INSERT INTO nightly_runs (trigger, started_at, duration, outcome, "
-                "summary) VALUES ('schedule', ?, 5.0, ?, ?)",
-                (
-                    1000.0 + day,
-                    outcome,
-                    json.dumps({"notes": day, "refusals": [REFUSAL]}),
-                ),
-            )
-        nightly_runs.record_change(
-            connection,
-            1,
-            nightly_runs.PageChange(
-                page.id, page.name, "create", None, page.text, None, page.revision
-            ),
-        )
-    connection.close()
-
-
-async def test_nightly_runs_kept_before_the_jobs_show_on_the_jobs_page(
-    hass: HomeAssistant, hass_ws_client: Any
-) -> None:
-    path = Path(hass.config.path(DOMAIN, DB_FILE))
-    await hass.async_add_executor_job(make_database_with_nightly_runs, path)
-    assert await async_setup_component(hass, DOMAIN, {})
-    client = await hass_ws_client(hass)
-    listed = await command(client, type=f"{DOMAIN}/jobs/list")
-    (nightly,) = [job for job in listed["result"]["jobs"] if job["job"] == "nightly"]
-    assert [(run["outcome"], run["summary"]) for run in nightly["runs"]] == [
-        ("no_server", {"notes": 1}),
-        ("ok", {"notes": 0}),
-    ]
-    assert nightly["runs"][0]["started_at"] == 1001.0
-
-    # The Nightly page lists them too, and still reverts what they changed.
-    listed = await command(client, type=f"{DOMAIN}/memory/runs/list")
-    first = listed["result"]["runs"][-1]
-    assert (first["outcome"], first["started_at"]) == ("ok", 1000.0)
-    run = await command(
-        client, type=f"{DOMAIN}/memory/runs/get", run_id=first["run_id"]
-    )
-    (change,) = run["result"]["pages"]
-    assert run["result"]["detail"]["refusals"] == [REFUSAL]
-    reverted = await command(
-        client,
-        type=f"{DOMAIN}/memory/runs/revert",
-        run_id=first["run_id"],
-        page_id=change["page_id"],
-    )
-    assert reverted["result"] == {"page_id": change["page_id"], "reverted": "deleted"}
 
 
 def make_database_a_kill_left(path: Path) -> None:
     """A database whose retention run was in progress when Home Assistant died.
 
-    Of the schema before memory's runs moved, so that the start migrates it
-    and a lock keeps the store closed.
+    Of the schema before outcomes had a kind and a detail, so that the start
+    migrates it and a lock keeps the store closed.
     """
-    before = tuple(m for m in in_order(SCHEMAS) if m.version < NIGHTLY_RUNS_VERSION)
+    before = tuple(m for m in in_order(SCHEMAS) if m.version < OUTCOMES_VERSION)
     connection = connect(path, before)
     with transaction(connection):
         connection.execute(
@@ -285,4 +221,14 @@ async def test_a_run_a_kill_left_ends_interrupted_once_a_locked_store_opens(
     await hass.async_block_till_done(wait_background_tasks=True)
     assert hass.data[DATA_STORE].available
     (run,) = await runs_of(hass, "retention")
-    assert run["outcome"] == "failed: interrupted"
+    assert (run["outcome"], run["outcome_detail"]) == ("failed", "interrupted")
+
+
+def test_runs_left_running_by_a_kill_are_marked(tmp_path: Path) -> None:
+    connection = connect(tmp_path / "assistant.db", in_order(SCHEMAS))
+    run = insert_run(connection, "retention", "schedule", {})
+    interrupted_runs(connection)
+    (only,) = list_runs(connection, "retention")
+    assert (only["outcome"], only["outcome_detail"]) == ("failed", "interrupted")
+    finish_run(connection, run, RunEnd(duration=1.0, outcome=Outcome("ok")))
+    assert list_runs(connection, "retention")[0]["outcome"] == "ok"

@@ -11,7 +11,10 @@ import pytest
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import Memory, pages
 from custom_components.desktop_assistant.memory.context import INSTRUCTIONS
-from custom_components.desktop_assistant.memory.page import find_page, profile_page
+from custom_components.desktop_assistant.memory.page_reads import (
+    find_page,
+    profile_page,
+)
 from custom_components.desktop_assistant.memory.revisions import (
     revisions as page_revisions,
 )

@@ -12,7 +12,7 @@ from custom_components.desktop_assistant.memory.context import (
     build_context,
 )
 from custom_components.desktop_assistant.memory.errors import PageError
-from custom_components.desktop_assistant.memory.page import Page, find_page
+from custom_components.desktop_assistant.memory.page_reads import Page, find_page
 from custom_components.desktop_assistant.memory.pages import (
     create_page,
     remember,

@@ -42,6 +42,13 @@ class Client:
         assert not answer["success"], answer
         return answer["error"]["code"]
 
+    async def run_now(self) -> dict[str, Any]:
+        """The Nightly page's *Run now*: the jobs registry's, for the pass."""
+        await self.ws.send_json_auto_id(
+            {"type": f"{DOMAIN}/jobs/run_now", "job": "nightly"}
+        )
+        return await self.ws.receive_json()
+
 
 @pytest.fixture
 async def client(hass: HomeAssistant, agent: Agent, hass_ws_client: Any) -> Client:
@@ -235,11 +242,12 @@ async def test_runs_run_now_get_and_revert(
         "merge": [],
     }
     agent.server.script = [text_reply(json.dumps(plan))]
-    ran = await client.result("runs/run_now")
+    ran = (await client.run_now())["result"]
     assert ran["outcome"] == "ok"
     listed = await client.result("runs/list", limit=5)
     assert listed["running"] is False
-    assert [r["run_id"] for r in listed["runs"]] == [ran["run_id"]]
+    # One id for the run: the registry's, in the list, the panel's URL and revert.
+    assert [r["id"] for r in listed["runs"]] == [ran["run_id"]]
     assert listed["runs"][0]["summary"]["rewritten"] == 1
     run = await client.result("runs/get", run_id=ran["run_id"])
     (changed,) = run["pages"]
@@ -268,7 +276,7 @@ async def test_run_now_while_running_is_in_progress(
     ]
     running = hass.async_create_task(hass.data[DATA_NIGHTLY_JOB].async_run("test"))
     await agent.server.chat_received.wait()
-    assert await client.error("runs/run_now") == "in_progress"
+    assert (await client.run_now())["error"]["code"] == "in_progress"
     assert (await client.result("runs/list"))["running"] is True
     await running
 
@@ -280,20 +288,24 @@ async def test_commands_are_admin_only(
     hass_read_only_access_token: str,
 ) -> None:
     ws = Client(await hass_ws_client(hass, hass_read_only_access_token))
-    for command in ("pages/list", "runs/list", "runs/run_now"):
-        assert await ws.error(command) == "unauthorized"
+    for command, fields in (
+        ("pages/list", {}),
+        ("runs/list", {}),
+        ("runs/moved", {"old_run_id": 1}),
+    ):
+        assert await ws.error(command, **fields) == "unauthorized"
+    assert (await ws.run_now())["error"]["code"] == "unauthorized"
 
 
-async def test_describe_gives_the_panel_page_types_and_error_codes(
+async def test_the_panel_is_told_every_code_memory_answers(
     hass: HomeAssistant, client: Client
 ) -> None:
-    described = await client.result("describe")
-    assert described["page_types"] == ["person", "place", "project", "thing", "other"]
+    await client.ws.send_json_auto_id({"type": f"{DOMAIN}/panel/describe"})
+    described = (await client.ws.receive_json())["result"]
+    assert described["page_kinds"] == ["person", "place", "project", "thing", "other"]
     assert {"not_found", "changed", "absorbed_gone", "unavailable"} <= set(
         described["error_codes"]
     )
-    assert "cancelled" in described["run_outcomes"]
-    # Every code an answer here carries is one the panel was told of.
     code = await client.error("pages/get", page_id=12345)
     assert code in described["error_codes"]
 
@@ -349,7 +361,7 @@ async def test_delete_forever_removes_the_text_from_the_runs_too(
         text_reply(json.dumps(silent_drop)),
         text_reply(json.dumps(rewrite)),
     ]
-    ran = await client.result("runs/run_now")
+    ran = (await client.run_now())["result"]
     assert ran["summary"]["consolidation"] == "applied_second"
     before = await client.result("runs/get", run_id=ran["run_id"])
     assert "4711" in json.dumps(before)
@@ -400,7 +412,7 @@ async def test_reverting_a_merge_whose_absorbed_page_is_gone_is_refused(
         ],
     }
     agent.server.script = [text_reply(json.dumps(merge))]
-    ran = await client.result("runs/run_now")
+    ran = (await client.run_now())["result"]
     assert ran["summary"]["merged"] == 1
     await client.result("pages/delete_forever", page_id=other.id, confirm="Noukie V.")
     answer = await client.call("runs/revert", run_id=ran["run_id"], page_id=anouk.id)

@@ -34,6 +34,11 @@ from custom_components.desktop_assistant.const import (
     TOOL_CALLS_CONSTRAINED,
 )
 from tests.harness.browser import Page, chromium, phone
+from tests.harness.home_assistant_process import (
+    INTEGRATION,
+    HomeAssistantProcess,
+    Tokens,
+)
 from tests.harness.household import (
     Household,
     HouseholdPlan,
@@ -42,8 +47,6 @@ from tests.harness.household import (
     write_configuration,
 )
 from tests.harness.ports import free_port
-
-from .home_assistant import INTEGRATION, HomeAssistantProcess, Tokens
 
 OWNER = ("anouk", "owner-password-1")
 QUESTION = "What day is it today?"

@@ -10,9 +10,9 @@ import pytest
 import pytest_socket
 
 from tests.harness.browser import Page, chromium
+from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens, running
 from tests.harness.llama_server import LlamaServerStandIn
 
-from .home_assistant import HomeAssistantProcess, Tokens, running
 from .seed import seed_record
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "panel"

@@ -8,9 +8,12 @@ from typing import Any
 from selenium import webdriver
 
 from tests.harness.browser import Page
+from tests.harness.home_assistant_process import (
+    INTEGRATION,
+    HomeAssistantProcess,
+    Tokens,
+)
 from tests.harness.llama_server import LlamaServerStandIn
-
-from .home_assistant import INTEGRATION, HomeAssistantProcess, Tokens
 
 LANGUAGES = ("en", "de", "es", "fr", "it", "nl")
 

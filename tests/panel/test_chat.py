@@ -12,6 +12,7 @@ import pytest
 from selenium import webdriver
 
 from tests.harness.browser import PHONE_WIDTH, Page, phone
+from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
 from tests.harness.llama_server import (
     LlamaServerStandIn,
     Reply,
@@ -22,7 +23,6 @@ from tests.harness.llama_server import (
 )
 
 from .helpers import open_page, websocket
-from .home_assistant import HomeAssistantProcess, Tokens
 
 CHAT = "/desktop-assistant-chat"
 HOSTILE_TOOL = """\

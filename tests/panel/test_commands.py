@@ -5,28 +5,15 @@ themselves are tried in a browser in test_pages.py.
 """
 
 import asyncio
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
-from homeassistant.util import dt as dt_util
 import pytest
-from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
-from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.jobs.runs import (
-    RunEnd,
-    finish_run,
-    insert_run,
-    interrupted_runs,
-    list_runs,
-)
 from custom_components.desktop_assistant.server.reported import server_props
-from custom_components.desktop_assistant.store import in_order
-from custom_components.desktop_assistant.store.store import connect
 from custom_components.desktop_assistant.tool_files.runs import (
     KEEP_RUNS,
     MAX_ARGUMENTS,
@@ -199,12 +186,17 @@ async def test_jobs_list_and_run_retention_now(client: Any) -> None:
     assert jobs["retention"]["runs"] == []
 
     done = await result(client, type=f"{DOMAIN}/jobs/run_now", job="retention")
-    assert done == {"outcome": "ok", "summary": {"deleted": 0}}
     jobs = {
         job["job"]: job
         for job in (await result(client, type=f"{DOMAIN}/jobs/list"))["jobs"]
     }
     (run,) = jobs["retention"]["runs"]
+    assert done == {
+        "run_id": run["id"],
+        "outcome": "ok",
+        "outcome_detail": None,
+        "summary": {"deleted": 0},
+    }
     assert run["trigger"] == "person"
     assert run["outcome"] == "ok"
     assert run["summary"] == {"deleted": 0}
@@ -275,49 +267,6 @@ async def test_members_are_refused(
     assert answer["error"]["code"] == "unauthorized"
     jobs = (await result(client, type=f"{DOMAIN}/jobs/list"))["jobs"]
     assert all(job["runs"] == [] for job in jobs if job["job"] == "retention")
-
-
-async def retention_runs(client: Any) -> list[dict[str, Any]]:
-    jobs = (await result(client, type=f"{DOMAIN}/jobs/list"))["jobs"]
-    (retention,) = [job for job in jobs if job["job"] == "retention"]
-    return retention["runs"]
-
-
-# Between the nightly pass (03:00) and retention (04:00): moving to 04:00
-# fires retention alone, whatever the real time of day.
-RETENTION_START = datetime(
-    2026, 11, 20, 3, 30, tzinfo=dt_util.get_time_zone("US/Pacific")
-)
-
-
-@pytest.mark.freeze_time(RETENTION_START)
-async def test_scheduled_retention_is_recorded(
-    hass: HomeAssistant, client: Any
-) -> None:
-    assert dt_util.now() == RETENTION_START  # frozen before the timers were set
-    async_fire_time_changed(hass, RETENTION_START.replace(hour=4, minute=0))
-    # Time-change jobs run as background tasks.
-    await hass.async_block_till_done(wait_background_tasks=True)
-    # The run's end is written on the store's thread: wait for it (bounded).
-    for _ in range(200):
-        runs = await retention_runs(client)
-        if runs and runs[0]["outcome"] != "running":
-            break
-        await asyncio.sleep(0.05)
-    (run,) = runs
-    assert run["trigger"] == "schedule"
-    assert run["outcome"] == "ok"
-    assert run["summary"] == {"deleted": 0}
-
-
-def test_runs_left_running_by_a_kill_are_marked(tmp_path: Path) -> None:
-    connection = connect(tmp_path / "assistant.db", in_order(SCHEMAS))
-    run = insert_run(connection, "retention", "schedule")
-    interrupted_runs(connection)
-    (only,) = list_runs(connection, "retention")
-    assert only["outcome"] == "failed: interrupted"
-    finish_run(connection, run, "retention", RunEnd(duration=1.0, outcome="ok"))
-    assert list_runs(connection, "retention")[0]["outcome"] == "ok"
 
 
 async def test_a_broken_file_links_to_the_tools_page(

@@ -19,6 +19,7 @@ from selenium.webdriver.remote.webelement import WebElement
 
 from tests.harness.browser import Page
 from tests.harness.dev_household import PIPELINE_NAME
+from tests.harness.home_assistant_process import HomeAssistantProcess
 from tests.harness.household import (
     Household,
     HouseholdPlan,
@@ -35,7 +36,6 @@ from tests.harness.real_engines import (
 )
 
 from .conftest import ADMIN
-from .home_assistant import HomeAssistantProcess
 
 QUESTION = "What is the capital of France?"
 # SmolLM2 on a loaded 2-core machine: loading, the first prompt, the answer.

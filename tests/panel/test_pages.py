@@ -12,6 +12,7 @@ import pytest
 from selenium import webdriver
 
 from tests.harness.browser import PHONE_WIDTH, luminance, phone
+from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
 from tests.harness.real_engines import (
     MISSING_SMOLLM2,
     SMOLLM2_MODEL,
@@ -21,7 +22,6 @@ from tests.harness.real_engines import (
 
 from .conftest import StandInThread
 from .helpers import NAVIGATE, add_server, open_panel, websocket
-from .home_assistant import HomeAssistantProcess, Tokens
 
 SECRET = "shop-token-7f3a9c"
 CONFIG = f'[env]\nSHOP_TOKEN = "{SECRET}"\n'

@@ -8,10 +8,10 @@ from typing import Any
 from selenium import webdriver
 
 from tests.harness.browser import PHONE_WIDTH, Page, luminance, phone
+from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
 
 from .helpers import open_page, websocket
-from .home_assistant import HomeAssistantProcess, Tokens
 from .seed import FILLER
 
 PANEL_ITEM = "#sidebar-panel-desktop-assistant"

@@ -9,8 +9,10 @@ import re
 
 import pytest
 
+from custom_components.desktop_assistant.jobs import KINDS as RUN_OUTCOMES
+from tests.harness.home_assistant_process import INTEGRATION
+
 from .helpers import GROUPS, LANGUAGES, panel_strings
-from .home_assistant import INTEGRATION
 
 FRONTEND = INTEGRATION / "frontend"
 # A string in a module that names a text: `"jobs.when"`, `` `tabs.${name}` ``.
@@ -60,3 +62,10 @@ def test_the_language_has_every_english_text_and_its_values(language: str) -> No
     for key, text in english.items():
         wanted = set(PLACEHOLDER.findall(text))
         assert set(PLACEHOLDER.findall(strings[key])) == wanted, (language, key)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_run_outcome_has_its_word(language: str) -> None:
+    """The kinds `panel/describe` sends are words of the panel, not codes."""
+    strings = panel_strings(language)
+    assert [kind for kind in RUN_OUTCOMES if f"outcomes.{kind}" not in strings] == []

@@ -9,13 +9,17 @@ from collections.abc import Iterator
 from functools import partial
 import json
 from pathlib import Path
+import sqlite3
 import time
 from typing import Any
 
 import pytest
 from selenium import webdriver
 
+from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.store import DB_FILE
 from tests.harness.browser import PHONE_WIDTH, Page, phone
+from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, Reply, text_reply
 from tests.harness.ports import free_port
 
@@ -29,7 +33,6 @@ from .helpers import (
     panel_strings,
     websocket,
 )
-from .home_assistant import HomeAssistantProcess, Tokens
 
 LONG_MODEL = (
     "/srv/llama/models/" + "Qwen3_30B_A3B_Instruct_2507_UD_Q4_K_XL_" * 3 + "imat.gguf"
@@ -210,7 +213,7 @@ def household(
     (anouk,) = [page["page_id"] for page in pages if page["name"] == "Anouk"]
     return {
         "conversation": conversation_id,
-        "run": run["run_id"],
+        "run": run["id"],
         "anouk": anouk,
         "first_title": first["title"],
     } | long_model_server
@@ -224,7 +227,7 @@ def walk(household: dict[str, Any]) -> list[tuple[str, str]]:
             "[data-detail=conversation] [data-field=served-by]",
         ),
         (f"memory/{household['anouk']}", "[data-field=page-name]"),
-        (f"nightly/{household['run']}", "[data-detail=run] h2"),
+        (f"nightly/run-{household['run']}", "[data-detail=run] h2"),
         ("tools/echo", "[data-list=tool-runs] [data-run]"),
         ("jobs/nightly", "[data-job=nightly].selected"),
         (
@@ -336,6 +339,27 @@ def test_an_outcome_looks_the_same_on_every_page(
     assert looks[0] == looks[1] == looks[2], looks
     # Green, as a run that went well is everywhere in Home Assistant.
     assert looks[0][0] == browser.execute_script(THEME_COLOR, panel, "--success-color")
+
+
+def test_a_link_to_a_nightly_run_by_its_old_id_opens_it(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    household: dict[str, Any],
+    browser: webdriver.Chrome,
+) -> None:
+    # As the migration to the registry's ids leaves a run memory called 77.
+    database = sqlite3.connect(home_assistant.config_dir / DOMAIN / DB_FILE, timeout=30)
+    with database:
+        database.execute(
+            "INSERT OR REPLACE INTO nightly_run_moved (old, run) VALUES (77, ?)",
+            (household["run"],),
+        )
+    database.close()
+    page = open_panel(
+        browser, home_assistant, admin_tokens, "/desktop-assistant/nightly/77"
+    )
+    page.find("[data-detail=run] h2")
+    assert browser.current_url.endswith(f"/nightly/run-{household['run']}")
 
 
 def test_a_phone_shows_every_tab_and_a_long_model_fits(

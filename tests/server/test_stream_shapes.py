@@ -1,7 +1,7 @@
 """Every shape of a broken stream, through the agent, the nightly pass and ai_task.
 
 llama-server's stand-in sends chunks a server should never send; each door
-must answer with its typed fault (a spoken sentence, a `failed: ...` run, a
+must answer with its typed fault (a spoken sentence, a `failed` run and why, a
 translated error), stay up, and answer the next request.
 """
 
@@ -116,12 +116,14 @@ async def test_the_nightly_run_ends_failed(
     )
     agent.server.script = [broken(SHAPES[shape])]
     result = await run_nightly(hass)
-    assert result["outcome"] == "failed: invalid_output"
+    assert (result["outcome"], result["outcome_detail"]) == ("failed", "invalid_output")
 
     ws = await hass_ws_client(hass)
     listed = await memory_command(ws, "runs/list", limit=5)
     assert listed["running"] is False
-    assert [run["outcome"] for run in listed["runs"]] == ["failed: invalid_output"]
+    assert [(run["outcome"], run["outcome_detail"]) for run in listed["runs"]] == [
+        ("failed", "invalid_output")
+    ]
     run = await memory_command(ws, "runs/get", run_id=result["run_id"])
     assert "malformed" in run["detail"]["error"]
 
@@ -198,7 +200,7 @@ async def test_nightly_five_megabyte_plan_is_refused_and_nothing_applied(
         text_reply(*[plan[i : i + 100_000] for i in range(0, len(plan), 100_000)])
     ]
     result = await run_nightly(hass)
-    assert result["outcome"] == "failed: invalid_output"
+    assert (result["outcome"], result["outcome_detail"]) == ("failed", "invalid_output")
 
     ws = await hass_ws_client(hass)
     stored = await memory_command(ws, "pages/get", page_id=page.id)
@@ -209,7 +211,7 @@ async def test_nightly_five_megabyte_plan_is_refused_and_nothing_applied(
 
 
 @pytest.mark.parametrize(
-    ("reply", "outcome", "said"),
+    ("reply", "detail", "said"),
     [
         # Up, answered, and refused what the model wrote: named, not retried.
         (
@@ -221,7 +223,7 @@ async def test_nightly_five_megabyte_plan_is_refused_and_nothing_applied(
                     "invalid_request_error",
                 ),
             ),
-            "failed: refused",
+            "refused",
             "does not match the expected JSON format",
         ),
         # A server error, three times over: still refused, with its message.
@@ -230,7 +232,7 @@ async def test_nightly_five_megabyte_plan_is_refused_and_nothing_applied(
                 status=500,
                 body=error_body(500, "failed to parse the grammar", "server_error"),
             ),
-            "failed: refused",
+            "refused",
             "failed to parse the grammar",
         ),
         # An error event mid-stream.
@@ -241,7 +243,7 @@ async def test_nightly_five_megabyte_plan_is_refused_and_nothing_applied(
                     sse(json.dumps(error_body(500, "slot crashed", "server_error"))),
                 ]
             ),
-            "failed: refused",
+            "refused",
             "slot crashed",
         ),
     ],
@@ -251,7 +253,7 @@ async def test_nightly_names_a_refusal(
     agent: Agent,
     hass_ws_client: Any,
     reply: Reply,
-    outcome: str,
+    detail: str,
     said: str,
 ) -> None:
     await add_conversation(
@@ -259,7 +261,7 @@ async def test_nightly_names_a_refusal(
     )
     agent.server.reply_to = lambda request: reply
     result = await run_nightly(hass)
-    assert result["outcome"] == outcome
+    assert (result["outcome"], result["outcome_detail"]) == ("failed", detail)
     ws = await hass_ws_client(hass)
     run = await memory_command(ws, "runs/get", run_id=result["run_id"])
     assert said in run["detail"]["error"]
@@ -284,7 +286,8 @@ async def test_credentials_of_the_url_stay_out_of_the_logs(
     assert speech(await ask(hass, entity_id)) == (
         "Sorry, the language model server reported an error."
     )
-    assert (await run_nightly(hass))["outcome"] == "failed: refused"
+    result = await run_nightly(hass)
+    assert (result["outcome"], result["outcome_detail"]) == ("failed", "refused")
     # Down: nothing listens any more.
     await llama_server.stop()
     assert speech(await ask(hass, entity_id)) == (
@@ -310,6 +313,10 @@ async def test_nightly_deeply_nested_answer_ends_failed(
         hass, "conv-1", [Said("user", "My sister Anouk lives in Leiden now.")], AT
     )
     agent.server.script = [text_reply(*["[" * 20_000] * 10)]
-    assert (await run_nightly(hass))["outcome"] == "failed: invalid_output"
+    result = await run_nightly(hass)
+    assert (result["outcome"], result["outcome_detail"]) == (
+        "failed",
+        "invalid_output",
+    )
     agent.server.script = [text_reply(json.dumps({"notes": []}))]
     assert (await run_nightly(hass))["outcome"] == "ok"

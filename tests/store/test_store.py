@@ -268,9 +268,10 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
     assert await async_setup_component(hass, DOMAIN, {})
     assert hass.data[DATA_STORE].available
     assert issue_ids(hass) == set()
-    # Versions 1 and 2 are not run again; 3 to 8 are added: memory's
+    # Versions 1 and 2 are not run again; 3 to 10 are added: memory's
     # extraction queue, the server and model of each reply, tool and job
-    # runs, chat threads, nightly runs keyed by the jobs' runs.
+    # runs, chat threads, nightly runs handed to the jobs, outcomes as a kind
+    # and a detail, nightly runs under the jobs' ids.
     assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
         (LATEST,)
     ]
@@ -291,8 +292,9 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
         "chat_threads_by_user",
         "sqlite_autoindex_chat_threads_1",
         "nightly_runs",
-        "nightly_runs_by_job_run",
-        "nightly_runs_set_aside",
+        "nightly_run_moved",
+        "job_first_seen",
+        "sqlite_autoindex_job_first_seen_1",
     }
     assert await hass.async_add_executor_job(
         read, path, "SELECT conversation_id, last_entry FROM extracted_conversations"

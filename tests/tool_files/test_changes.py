@@ -46,11 +46,6 @@ ADDED = f"added to personal: {DAY} 10:30 Dentist (until 11:30)"
 
 
 @pytest.fixture
-def vdir(tmp_path: Path) -> Path:
-    return tmp_path / "calendars"
-
-
-@pytest.fixture
 def folder(hass: HomeAssistant, vdir: Path) -> Path:
     """The config folder with the example calendar tools, and a destructive one."""
     folder = Path(hass.config.path(DOMAIN))

@@ -18,6 +18,7 @@ import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.agent import Agent
+from tests.harness.fixtures import marked_tool_files
 from tests.harness.satellite import Satellite, create_pipeline
 from tests.harness.tool_files import write_script
 from tests.harness.whisper_server import WhisperServerStandIn
@@ -70,8 +71,13 @@ def flags(tmp_path: Path) -> Flags:
 
 
 @pytest.fixture
-def tool_files(flags: Flags) -> dict[str, str]:
-    """`weather` answers once Kokoro has text, `forecast` once audio was heard."""
+def tool_files(request: pytest.FixtureRequest, flags: Flags) -> dict[str, str]:
+    """`weather` answers once Kokoro has text, `forecast` once audio was heard.
+
+    A test marked `calendar_tools` has the example calendar tools instead.
+    """
+    if (marked := marked_tool_files(request)) is not None:
+        return marked
     return {
         "weather": tool_file(
             "weather", "Checking the weather.", flags.text, "sunny in {place}", 5

@@ -15,29 +15,18 @@ import pytest
 from wyoming.tts import Synthesize, SynthesizeChunk
 
 from custom_components.desktop_assistant.const import DOMAIN
-from tests.harness.calendar_tools import DAY, events, install_calendar_tools
+from tests.harness.calendar_tools import DAY, events
 from tests.harness.llama_server import text_reply, tool_call_reply
 from tests.harness.satellite import Run, reply_samples, utterance_wav
 from tests.harness.wyoming_tap import TO_SERVER
 
 from .conftest import VoiceAssistant
 
-pytestmark = pytest.mark.llm_apis(DOMAIN)
+pytestmark = [pytest.mark.llm_apis(DOMAIN), pytest.mark.calendar_tools]
 
 QUESTION = f"Add Dentist to the calendar on {DAY} 10:30?"
 ANSWER = "Done, the dentist is in your calendar."
 ARGUMENTS = f'{{"title": "Dentist", "start": "{DAY} 10:30"}}'
-
-
-@pytest.fixture
-def vdir(tmp_path: Path) -> Path:
-    return tmp_path / "calendars"
-
-
-@pytest.fixture
-def tool_files(hass_config_dir: str, vdir: Path) -> dict[str, str]:
-    """The example calendar tools instead of the announcing ones."""
-    return install_calendar_tools(Path(hass_config_dir, DOMAIN), vdir)
 
 
 def spoken_text(voice: VoiceAssistant) -> str:

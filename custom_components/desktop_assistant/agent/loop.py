@@ -1,6 +1,5 @@
 """The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
 
-import asyncio
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from functools import partial
@@ -27,13 +26,10 @@ from ..server.client import LlamaServerError
 from ..server.constrained import ConstrainedAnswer
 from ..server.credentials import without_credentials
 from ..server.generate import (
-    DEFAULT_RETRIES,
-    DEFAULT_RETRY_WAIT,
     Expected,
     TextBound,
+    async_attempts,
     check_finished,
-    generation_error,
-    passes,
 )
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
@@ -55,18 +51,13 @@ class ToolLoop:
     options: dict[str, Any]
 
     async def async_run_tool_loop(
-        self,
-        chat_log: conversation.ChatLog,
-        turn: Turn,
-        expected: Expected | None = None,
+        self, chat_log: conversation.ChatLog, turn: Turn
     ) -> None:
         """Answer the question in the chat log, running tool rounds as asked.
 
         The turn's route (which servers, in order) is chosen by the caller.
         After `tool_rounds` rounds one more request goes without tools, which
-        makes the model answer in text. A generated answer (`expected`, an AI
-        task's) may be asked as JSON of a structure; its faults raise a
-        GenerationError instead of being said.
+        makes the model answer in text.
         """
         assert turn.route is not None
         options = self.options
@@ -74,14 +65,13 @@ class ToolLoop:
         tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
         offered = {tool["function"]["name"] for tool in tools}
         tool_rounds = int(options[CONF_TOOL_ROUNDS])
+        history = int(options[CONF_MAX_HISTORY])
         for round_number in range(tool_rounds + 1):
             offer = bool(tools) and round_number < tool_rounds
-            request = self._round_request(chat_log, tools, offer, expected)
+            request = self._round_request(chat_log, tools, offer, history)
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
-                self._async_deltas(
-                    request, turn, offered if offer else set(), expected
-                ),
+                self._async_deltas(request, turn, offered if offer else set()),
             ):
                 pass
             # The round's text is in the chat log now.
@@ -93,17 +83,39 @@ class ToolLoop:
                 or self.hass.data[DATA_CONFIRMATIONS].held_this_turn(chat_log)
             ):
                 break
-        if turn.timings:
-            chat_log.async_trace({"timings": turn.timings})
-        if (server := turn.route.answered) is not None:
-            chat_log.async_trace({"server": server.name, "model": server.model})
+        _trace(chat_log, turn)
+
+    async def async_generate_answer(
+        self, chat_log: conversation.ChatLog, turn: Turn, expected: Expected
+    ) -> None:
+        """Generate an answer (an AI task's) into the chat log, whole and checked.
+
+        One request, without tools or history, of the text or JSON structure
+        `expected` asks for; each attempt within the request timeout, by the
+        one retry policy of generation. Its faults raise a GenerationError
+        instead of being said.
+        """
+        assert turn.route is not None
+        request = self._round_request(chat_log, [], False, 0, expected)
+
+        async def deltas() -> AsyncGenerator[Delta]:
+            yield {"role": "assistant"}
+            for delta in await self._async_generate(request, turn):
+                yield delta
+
+        async for _content in chat_log.async_add_delta_content_stream(
+            self.entity_id, deltas()
+        ):
+            pass
+        _trace(chat_log, turn)
 
     def _round_request(
         self,
         chat_log: conversation.ChatLog,
         tools: list[dict[str, Any]],
         offer: bool,
-        expected: Expected | None,
+        history: int,
+        expected: Expected | None = None,
     ) -> RoundRequest:
         """One round's request: native or constrained calls, by each server's template."""
         options = self.options
@@ -112,7 +124,7 @@ class ToolLoop:
             options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO),
             tools,
             offer,
-            partial(build_messages, chat_log.content, int(options[CONF_MAX_HISTORY])),
+            partial(build_messages, chat_log.content, history),
             partial(
                 chat_payload,
                 options[CONF_MODEL],
@@ -125,23 +137,11 @@ class ToolLoop:
         )
 
     async def _async_deltas(
-        self,
-        request: RoundRequest,
-        turn: Turn,
-        offered: set[str],
-        expected: Expected | None = None,
+        self, request: RoundRequest, turn: Turn, offered: set[str]
     ) -> AsyncGenerator[Delta]:
-        """Stream one request's answer as ChatLog deltas; faults become text.
-
-        A generated answer (`expected`) comes whole, once checked, and its
-        faults raise a GenerationError.
-        """
+        """Stream one request's answer as ChatLog deltas; faults become text."""
         assert turn.route is not None
         yield {"role": "assistant"}
-        if expected is not None:
-            for delta in await self._async_generate(request, turn):
-                yield delta
-            return
         # Made at the first chunk: how to read it depends on the server that answers.
         answer: Answer | ConstrainedAnswer | None = None
         streamed_text = False
@@ -166,7 +166,22 @@ class ToolLoop:
             if delta := await self._async_fault(turn, err.kind, streamed_text):
                 yield delta
             return
-        answer = answer or request.reader()
+        async for delta in self._async_answered(
+            turn, answer or request.reader(), offered, streamed_text
+        ):
+            yield delta
+
+    async def _async_answered(
+        self,
+        turn: Turn,
+        answer: Answer | ConstrainedAnswer,
+        offered: set[str],
+        streamed_text: bool,
+    ) -> AsyncGenerator[Delta]:
+        """After a streamed answer: its timings, then a fault or its tool calls.
+
+        A silent or spoiled answer ends the turn with its fault.
+        """
         if answer.timings:
             turn.record_timings(answer.timings)
         calls = answer.named_calls()
@@ -188,42 +203,34 @@ class ToolLoop:
     async def _async_generate(self, request: RoundRequest, turn: Turn) -> list[Delta]:
         """Return a generated answer's deltas, read whole and checked.
 
-        As generation does: each attempt is bounded by the request timeout,
-        the text by what `max_tokens` can hold, and a fault that may pass is
-        tried again, `DEFAULT_RETRIES` times, `DEFAULT_RETRY_WAIT` s apart and
-        doubling. Nothing reaches the chat log before the answer is whole.
+        Each attempt is bounded by the request timeout, the text by what
+        `max_tokens` can hold; nothing reaches the chat log before the answer
+        is whole. It does not step aside for conversations: a conversation's
+        own tool may ask for it, and would wait on itself.
         """
         assert turn.route is not None
+        route = turn.route
         timeout = float(self.options[CONF_REQUEST_TIMEOUT])
-        attempt = 1
-        while True:
+
+        async def attempt() -> list[Delta]:
             answer, deltas = Answer(), []
             bound = TextBound(request.max_tokens)
             turn.deadline = self.hass.loop.time() + timeout
-            try:
-                async for chunk in turn.route.async_stream_chat(
-                    request.payload_for, timeout, turn.deadline
-                ):
-                    for delta in answer.read(chunk):
-                        if text := delta.get("content"):
-                            bound.add(text)
-                        deltas.append(delta)
-            except LlamaServerError as err:
-                _LOGGER.debug(
-                    "Generation attempt %d failed: %s",
-                    attempt,
-                    without_credentials(repr(err)),
-                )
-                if attempt > DEFAULT_RETRIES or not passes(err):
-                    raise generation_error(err, attempt) from err
-                await asyncio.sleep(DEFAULT_RETRY_WAIT * 2 ** (attempt - 1))
-                attempt += 1
-                continue
+            async for chunk in route.async_stream_chat(
+                request.payload_for, timeout, turn.deadline
+            ):
+                for delta in answer.read(chunk):
+                    if text := delta.get("content"):
+                        bound.add(text)
+                    deltas.append(delta)
             if answer.timings:
                 turn.record_timings(answer.timings)
             has_text = any(delta.get("content") for delta in deltas)
             check_finished(answer, has_text, request.max_tokens)
             return deltas
+
+        deltas, _attempts = await async_attempts(attempt)
+        return deltas
 
     async def _async_calls(
         self,
@@ -270,7 +277,7 @@ class ToolLoop:
         After text the person already saw, the sentence follows it as one
         answer, a paragraph apart (in the same message when this round
         streamed text). Before any text nothing is streamed: the agent
-        answers with the sentence as an error response (see turn.py),
+        answers with the sentence as an error response (see answer.py),
         which Assist shows once, in red.
         """
         turn.fault = kind
@@ -280,3 +287,11 @@ class ToolLoop:
         if turn.spoke:
             return {"content": turn.fault_sentence}
         return None
+
+
+def _trace(chat_log: conversation.ChatLog, turn: Turn) -> None:
+    """Keep the turn's timings and the server that answered in the chat log's trace."""
+    if turn.timings:
+        chat_log.async_trace({"timings": turn.timings})
+    if turn.route is not None and (server := turn.route.answered) is not None:
+        chat_log.async_trace({"server": server.name, "model": server.model})

@@ -43,7 +43,8 @@ ERROR_CODES: Final = (
     ERR_IN_PROGRESS,
     ERR_UNKNOWN_AGENT,
 )
-# Friday's bound on one message, in bytes of UTF-8.
+# The longest message Chat takes, in bytes of UTF-8: a long paste fits,
+# a runaway one is refused before it reaches the agent or the record.
 MAX_MESSAGE_BYTES: Final = 100_000
 # How many characters of the first message name a new thread.
 TITLE_LENGTH: Final = 80
@@ -165,7 +166,7 @@ async def websocket_get_thread(
 
 
 def checked_text(text: str) -> str:
-    """The message, unless it is empty or over Friday's bound."""
+    """The message, unless it is empty or longer than MAX_MESSAGE_BYTES."""
     if not text.strip():
         raise Refused(ERR_EMPTY, "The message is empty")
     if len(text.encode()) > MAX_MESSAGE_BYTES:

@@ -42,7 +42,7 @@ export class JobsView extends View {
     if (job.running) return h("span", { class: "badge warning", "data-field": "running" }, this.t("jobs.running_now"));
     const [last] = job.runs;
     if (!last) return null;
-    const badge = outcomeBadge(this.panel, last.outcome);
+    const badge = outcomeBadge(this.panel, last.outcome, last.outcome_detail);
     badge.dataset.field = "last-outcome";
     return badge;
   }
@@ -87,7 +87,7 @@ export class JobsView extends View {
               this.panel.api.label("triggers", run.trigger),
               formatTime(run.started_at, this.panel.language),
               run.duration === null ? "…" : formatSeconds(run.duration),
-              outcomeBadge(this.panel, run.outcome),
+              outcomeBadge(this.panel, run.outcome, run.outcome_detail),
               h("span", { "data-field": "summary" }, this.summary(job, run)),
             ]),
           )

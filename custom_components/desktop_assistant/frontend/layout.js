@@ -59,18 +59,19 @@ export function chips(name, choices, chosen, onChoose) {
 }
 
 // How each outcome looks, in every view: a run that went well is green, one
-// that failed is red, one still going is amber.
+// that failed is red, one still going is amber. A job's kinds are listed by
+// `panel/describe` (`run_outcomes`, each with its word under `outcomes`);
+// a tool run ends `ok` or `error`.
 const OUTCOME_LOOKS = { ok: "ok", error: "error", failed: "error", running: "warning" };
 
-// A run's outcome as a chip: `ok`, `error`, or `failed: <reason>` (the
-// reason, a code of the Python side, after the translated word).
-export function outcomeBadge(panel, outcome) {
-  const [head, ...reason] = String(outcome).split(": ");
+// A run's outcome as a chip: the translated word of its kind, and its detail
+// (a code of the Python side: why it failed) after it, as sent.
+export function outcomeBadge(panel, kind, detail = null) {
   return h(
     "span",
-    { class: `badge ${OUTCOME_LOOKS[head] || ""}`.trim(), "data-outcome": head },
-    panel.api.label("outcomes", head),
-    reason.length ? `: ${reason.join(": ")}` : null,
+    { class: `badge ${OUTCOME_LOOKS[kind] || ""}`.trim(), "data-outcome": kind },
+    panel.api.label("outcomes", kind),
+    detail ? `: ${detail}` : null,
   );
 }
 

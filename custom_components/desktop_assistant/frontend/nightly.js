@@ -1,9 +1,14 @@
-// Nightly: the recent runs of the nightly pass; a run (at /nightly/<run id>)
-// shows what it changed (a diff per page, the lines it dropped and why, the
-// conversations it read) with a revert per page.
+// Nightly: the recent runs of the nightly pass; a run (at /nightly/run-<id>,
+// the jobs registry's id of it) shows what it changed (a diff per page, the
+// lines it dropped and why, the conversations it read) with a revert per
+// page. A link from before, /nightly/<memory's old id>, is sent on to it.
 import { formatSeconds, formatTime } from "./api.js";
 import { fill, h, renderDiff } from "./dom.js";
 import { Split, View, outcomeBadge } from "./layout.js";
+
+// A run's item in the URL, and the id it names (null: not a run's item).
+const RUN_ITEM = /^run-(\d+)$/;
+const runItem = (id) => `run-${id}`;
 
 // The summary's counts, in the order they are read out.
 const SUMMARY = ["conversations", "notes", "rewritten", "created", "merged", "dropped"];
@@ -32,10 +37,17 @@ export class NightlyView extends View {
     );
   }
 
-  async show(runId) {
+  async show(item) {
     await this.refresh();
-    if (runId === null) this.split.close();
-    else await this.open(runId);
+    if (item === null) this.split.close();
+    else if (RUN_ITEM.test(item)) await this.open(Number(RUN_ITEM.exec(item)[1]));
+    else await this.redirect(item);
+  }
+
+  // A link by a run's id from before the jobs registry named runs.
+  async redirect(item) {
+    const { run_id } = await this.split.fetch(() => this.call({ type: "memory/runs/moved", old_run_id: this.itemId(item) }));
+    this.panel.go("nightly", runItem(run_id), { replace: true });
   }
 
   async refresh() {
@@ -47,14 +59,13 @@ export class NightlyView extends View {
         ? runs.map((run) =>
             h(
               "li",
-              // A run memory could not record (its database failed) has no changes to open.
-              run.run_id === null ? {} : { "data-run": run.run_id, onclick: () => this.panel.go("nightly", run.run_id) },
+              { "data-run": run.id, onclick: () => this.panel.go("nightly", runItem(run.id)) },
               h(
                 "div",
                 {},
                 formatTime(run.started_at, this.panel.language),
                 " ",
-                outcomeBadge(this.panel, run.outcome),
+                outcomeBadge(this.panel, run.outcome, run.outcome_detail),
                 h("span", { class: "badge" }, this.panel.api.label("triggers", run.trigger)),
               ),
               h("div", { class: "meta", "data-field": "summary" }, nightlySummary(this.panel, run.summary)),
@@ -68,7 +79,7 @@ export class NightlyView extends View {
     this.runNow.disabled = true;
     fill(this.notice, h("div", { class: "notice-bar" }, this.t("nightly.running")));
     try {
-      await this.call({ type: "memory/runs/run_now" });
+      await this.call({ type: "jobs/run_now", job: "nightly" });
     } finally {
       this.runNow.disabled = false;
       fill(this.notice);
@@ -77,10 +88,10 @@ export class NightlyView extends View {
   }
 
   async open(runId) {
-    const run = await this.split.fetch(() => this.call({ type: "memory/runs/get", run_id: this.itemId(runId) }));
+    const run = await this.split.fetch(() => this.call({ type: "memory/runs/get", run_id: runId }));
     this.split.open(
       h("h2", { style: "margin-top: 0" }, formatTime(run.started_at, this.panel.language)),
-      h("div", { class: "meta" }, `${this.panel.api.label("triggers", run.trigger)} · `, outcomeBadge(this.panel, run.outcome), ` · ${formatSeconds(run.duration)}`),
+      h("div", { class: "meta" }, `${this.panel.api.label("triggers", run.trigger)} · `, outcomeBadge(this.panel, run.outcome, run.outcome_detail), ` · ${formatSeconds(run.duration)}`),
       run.pages.length ? null : h("p", { class: "empty" }, this.t("nightly.no_change")),
       run.pages.map((page) => this.renderPage(run, page)),
     );

@@ -102,13 +102,15 @@ class DesktopAssistantPanel extends HomeAssistantPage {
     view.show(item).catch(() => {}); // the view has shown the error sentence
   }
 
-  // Goes to a tab (and an item of it) as a link would: a new history entry.
-  go(tab, item = null) {
+  // Goes to a tab (and an item of it) as a link would: a new history entry,
+  // or with `replace` in place of the one shown (a link sent on elsewhere).
+  go(tab, item = null, { replace = false } = {}) {
     const prefix = (this._route && this._route.prefix) || "/desktop-assistant";
     const path = item === null || item === undefined ? `/${tab}` : `/${tab}/${encodeURIComponent(item)}`;
     if (location.pathname !== prefix + path) {
-      history.pushState(null, "", prefix + path);
-      window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace: false } }));
+      if (replace) history.replaceState(null, "", prefix + path);
+      else history.pushState(null, "", prefix + path);
+      window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace } }));
     }
     // Home Assistant answers with a new `route`; until then the URL is followed here.
     this._route = { prefix, path };

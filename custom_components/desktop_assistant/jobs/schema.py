@@ -1,7 +1,9 @@
-"""The jobs' table in `assistant.db`: every run of every registered job.
+"""The jobs' tables in `assistant.db`: every run of every registered job.
 
 An owner that keeps more of a run (memory: what a nightly run changed, for
 revert) keys it by the run's id here, through the registry's functions.
+`job_first_seen` is when the registry first timed each job, so that a new
+install does not take the nights before it as missed.
 """
 
 from typing import Final
@@ -23,4 +25,19 @@ CREATE TABLE job_runs (
 CREATE INDEX job_runs_by_job ON job_runs (job, id);
 """
 
-SCHEMA: Final = (Migration(6, "job runs", JOB_RUNS_V6),)
+# The outcome's kind and its detail become two columns (`failed: database
+# locked` was one string); the first sighting of each timed job moves here.
+JOB_OUTCOMES_V9: Final = """
+ALTER TABLE job_runs ADD COLUMN outcome_detail TEXT;
+UPDATE job_runs SET outcome = 'failed', outcome_detail = substr(outcome, 9)
+WHERE outcome LIKE 'failed: %';
+CREATE TABLE job_first_seen (
+    job TEXT PRIMARY KEY,
+    at REAL NOT NULL
+);
+"""
+
+SCHEMA: Final = (
+    Migration(6, "job runs", JOB_RUNS_V6),
+    Migration(9, "job outcomes as a kind and a detail", JOB_OUTCOMES_V9),
+)

@@ -6,7 +6,7 @@ Functions of a database connection, run on the store's thread.
 import sqlite3
 from typing import Final
 
-from .page import PAGE_COLUMNS, Page, page_of_row, profile_page
+from .page_reads import PAGE_COLUMNS, Page, page_of_row, profile_page
 from .text import PROFILE, hint, leading_fit, tokens
 
 INDEX_SIZE: Final = 50

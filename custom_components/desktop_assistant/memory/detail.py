@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from ..text import fold_name
-from .page import Page, find_page
+from .page_reads import Page, find_page
 from .revisions import revisions
 from .text import links
 

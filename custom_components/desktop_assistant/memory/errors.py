@@ -1,6 +1,6 @@
 """Why a request about memory is refused: `PageError` and its codes.
 
-The codes reach the panel through the websocket API (`memory/describe`).
+The codes reach the panel through the websocket API (`panel/describe`).
 """
 
 from typing import Final

@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any
 
 from ..text import fold_name
-from .page import Page
+from .page_reads import Page
 from .revisions import revision_texts
 from .text import content_lines, line_key
 

@@ -14,7 +14,7 @@ import probatio as vol
 
 from ..const import DOMAIN
 from ..runtime import DATA_MEMORY
-from .household import Memory
+from .memory import Memory
 from .pages import PAGE_KINDS
 
 

@@ -11,7 +11,7 @@ from typing import Final
 from ..text import fold_name
 from .errors import PageError
 from .forget import forget_in_runs, page_line_keys
-from .page import (
+from .page_reads import (
     PAGE_KINDS,
     PROFILE_NAME,
     Page,

@@ -8,7 +8,7 @@ import sqlite3
 from typing import Any, Final
 
 from ..store.rows import newest_rows
-from .page import Page, get_page
+from .page_reads import Page, get_page
 
 # What the panel gets of a revision: its field, then its column.
 _REVISION_FIELDS: Final = {

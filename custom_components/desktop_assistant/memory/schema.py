@@ -8,13 +8,15 @@ Conversations that went quiet wait in `extraction_queue` for the nightly
 pass; `extracted_conversations` says how far it read each one, and of which
 conversation (`started_at`: a deleted id used again is a new conversation).
 A nightly run's trigger, times, outcome and summary are the jobs registry's
-(`job_runs`); `nightly_runs` keeps, by the registry's run id, what revert
-and Delete forever need: the changes and the `detail` (refusals included).
+(`job_runs`); `nightly_runs` keeps, under the registry's id of the run, what
+revert and Delete forever need: the changes and the `detail` (refusals
+included). `nightly_run_moved` keeps the ids runs had before (migration 10).
 """
 
 from typing import Final
 
 from ..store import Migration
+from .nightly.moved_runs import key_runs_by_job_run
 
 MEMORY_V2: Final = """
 CREATE TABLE pages (
@@ -106,7 +108,7 @@ CREATE TABLE extraction_queue (
 """
 
 # The runs from before are set aside, without the refusals that quote pages,
-# for `_async_hand_over_runs` to give the registry; a run left running then
+# for migration 10 to give the registry; a run left running then
 # was interrupted. Its refusals move into its detail.
 NIGHTLY_RUNS_V8: Final = """
 CREATE TABLE nightly_runs_set_aside (
@@ -138,4 +140,5 @@ SCHEMA: Final = (
     Migration(2, "long-term memory", MEMORY_V2),
     Migration(3, "extraction queue", MEMORY_V3),
     Migration(8, "nightly runs recorded by the jobs registry", NIGHTLY_RUNS_V8),
+    Migration(10, "nightly runs under the registry's ids", key_runs_by_job_run),
 )

@@ -8,7 +8,7 @@ from typing import Final
 
 from ..text import ALL_STOP_WORDS, words
 from .errors import PageError
-from .page import Page, find_page, get_page
+from .page_reads import Page, find_page, get_page
 
 RECALL_PAGES: Final = 5
 RECALL_LIMIT: Final = 4000

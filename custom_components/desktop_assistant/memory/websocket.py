@@ -1,9 +1,10 @@
 """Websocket commands (admin only) to browse, edit and revert memory.
 
 The contract of the Assistant panel's Memory and Nightly pages. Errors carry
-the code of the `PageError` that refused the request (`memory/describe`
-lists them with the page types and run outcomes), `unavailable` when the
-database failed.
+the code of the `PageError` that refused the request (`panel/describe` lists
+them with the page kinds and run outcomes), `unavailable` when the database
+failed. A nightly run is named by the jobs registry's id of it; *Run now*
+is the registry's `jobs/run_now`.
 """
 
 from collections.abc import Callable
@@ -17,18 +18,15 @@ import probatio as vol
 
 from ..const import DOMAIN
 from ..record import database
-from ..runtime import DATA_MEMORY, DATA_NIGHTLY, DATA_NIGHTLY_JOB, DATA_RECORD
-from ..websocket_commands import (
-    ERR_UNAVAILABLE,
-    AsyncAnswer,
-    Message,
-    admin_command,
-)
+from ..runtime import DATA_MEMORY, DATA_NIGHTLY_JOB, DATA_RECORD
+from ..websocket_commands import AsyncAnswer, Message, admin_command
 from . import pages
 from .detail import page_detail
-from .errors import ERROR_CODES, PageError
-from .nightly.runs import OUTCOMES, get_run, run_ids
-from .page import PAGE_KINDS, Page, get_page
+from .errors import PageError
+from .nightly.moved_runs import moved_run
+from .nightly.revert import revert_page
+from .nightly.runs import get_run
+from .page_reads import PAGE_KINDS, Page, get_page
 from .pages import NAME_CHARS
 
 PREFIX: Final = f"{DOMAIN}/memory"
@@ -72,19 +70,6 @@ def page_write_command(
         return memory_command(schema)(answer)
 
     return register
-
-
-@memory_command({vol.Required("type"): f"{PREFIX}/describe"})
-async def websocket_describe(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> dict[str, Any]:
-    """The page types, error codes and run outcomes the panel shows."""
-    return {
-        "page_types": list(PAGE_KINDS),
-        "error_codes": [*ERROR_CODES, ERR_UNAVAILABLE],
-        "run_outcomes": list(OUTCOMES),
-        "name_characters": NAME_CHARS,
-    }
 
 
 @memory_command({vol.Required("type"): f"{PREFIX}/pages/list"})
@@ -229,21 +214,9 @@ def websocket_restore_revision(
 async def websocket_list_runs(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
-    """The most recent runs, as the jobs registry keeps them, and whether one runs.
-
-    Each run's `run_id` is memory's, which revert takes; None when memory
-    did not record the run (the database failed).
-    """
-    listed = await hass.data[DATA_NIGHTLY_JOB].async_runs(msg["limit"])
-    ids = await hass.data[DATA_MEMORY].async_read(
-        lambda db: run_ids(db, [run["id"] for run in listed])
-    )
-    for run in listed:
-        run["run_id"] = ids.get(run.pop("id"))
-    return {
-        "runs": listed,
-        "running": hass.data[DATA_NIGHTLY].running,
-    }
+    """The most recent runs, as the jobs registry keeps them, and whether one runs."""
+    job = hass.data[DATA_NIGHTLY_JOB]
+    return {"runs": await job.async_runs(msg["limit"]), "running": job.running}
 
 
 @memory_command(
@@ -253,13 +226,11 @@ async def websocket_get_run(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
     """A run with its changes; each source says whether the record still has it."""
-    run = await hass.data[DATA_MEMORY].async_read(lambda db: get_run(db, msg["run_id"]))
-    job_run = run.pop("job_run")
-    job = hass.data[DATA_NIGHTLY_JOB]
-    recorded = None if job_run is None else await job.async_get_run(job_run)
+    recorded = await hass.data[DATA_NIGHTLY_JOB].async_get_run(msg["run_id"])
     if recorded is None:
-        raise PageError("not_found", f"the jobs no longer keep run {msg['run_id']}")
-    del recorded["id"]
+        raise PageError("not_found", f"there is no run {msg['run_id']}")
+    del recorded["id"]  # the run's `run_id`, as memory answers it
+    run = await hass.data[DATA_MEMORY].async_read(lambda db: get_run(db, msg["run_id"]))
     run |= recorded
     record = hass.data[DATA_RECORD]
     for change in run["pages"]:
@@ -274,6 +245,21 @@ async def websocket_get_run(
 
 
 @memory_command(
+    {vol.Required("type"): f"{PREFIX}/runs/moved", vol.Required("old_run_id"): int}
+)
+async def websocket_moved_run(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> dict[str, Any]:
+    """The registry's id of a run named by its id from before (an old link)."""
+    run = await hass.data[DATA_MEMORY].async_read(
+        lambda db: moved_run(db, msg["old_run_id"])
+    )
+    if run is None:
+        raise PageError("not_found", f"no run had the id {msg['old_run_id']}")
+    return {"run_id": run}
+
+
+@memory_command(
     {
         vol.Required("type"): f"{PREFIX}/runs/revert",
         vol.Required("run_id"): int,
@@ -284,24 +270,15 @@ async def websocket_revert_run_page(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
     """Undo one run's change to one page."""
-    return await hass.data[DATA_NIGHTLY].async_revert(msg["run_id"], msg["page_id"])
-
-
-@memory_command({vol.Required("type"): f"{PREFIX}/runs/run_now"})
-async def websocket_run_now(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> dict[str, Any]:
-    """Run the nightly pass now, recorded as a job; `in_progress` while one runs."""
-    if hass.data[DATA_NIGHTLY].running:
-        raise PageError("in_progress", "the nightly pass is already running")
-    return await hass.data[DATA_NIGHTLY_JOB].async_run("person")
+    return await hass.data[DATA_MEMORY].async_write(
+        lambda db, now: revert_page(db, msg["run_id"], msg["page_id"], now)
+    )
 
 
 @callback
 def async_register_commands(hass: HomeAssistant) -> None:
     """Register memory's websocket commands."""
     for command in (
-        websocket_describe,
         websocket_list_pages,
         websocket_get_page,
         websocket_create_page,
@@ -313,7 +290,7 @@ def async_register_commands(hass: HomeAssistant) -> None:
         websocket_restore_revision,
         websocket_list_runs,
         websocket_get_run,
+        websocket_moved_run,
         websocket_revert_run_page,
-        websocket_run_now,
     ):
         websocket_api.async_register_command(hass, command)

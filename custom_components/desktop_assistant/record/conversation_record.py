@@ -38,8 +38,8 @@ from ..const import (
 )
 from ..store import Store, StoreError
 from . import database
+from .entries import turn_entries, user_entry
 from .models import Channel, ConversationStart, Entry, TurnWrite
-from .turn import turn_entries, user_entry
 from .write_queue import WriteQueue
 
 _LOGGER = logging.getLogger(__name__)

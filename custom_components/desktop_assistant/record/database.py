@@ -65,51 +65,18 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
     its words, so it stays in step with its entries. The caller holds the
     transaction.
     """
-    start = write.start
     (activity,) = connection.execute(
         "SELECT coalesce(max(activity), 0) + 1 FROM conversations"
     ).fetchone()
     row = connection.execute(
         "SELECT id, activity FROM conversations WHERE conversation_id = ?",
-        (storable(start.conversation_id),),
+        (storable(write.start.conversation_id),),
     ).fetchone()
     if row is None:
-        (conversation,) = connection.execute(
-            "INSERT INTO conversations (conversation_id, agent_id,"
-            " config_entry_id, channel, device_id, device_name, language,"
-            " started_at, last_activity_at, activity)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (
-                storable(start.conversation_id),
-                storable(start.agent_id),
-                start.config_entry_id,
-                start.channel,
-                start.device_id,
-                storable(start.device_name),
-                storable(start.language),
-                min((entry.at for entry in write.entries), default=write.at),
-                write.at,
-                activity,
-            ),
-        ).fetchone()
+        conversation = _insert_conversation(connection, write, activity)
     else:
         conversation, previous = row
-        connection.execute(
-            "DELETE FROM conversation_search WHERE rowid = ?", (previous,)
-        )
-        connection.execute(
-            "UPDATE conversations SET last_activity_at = max(last_activity_at, ?),"
-            " activity = ?, status = 'active', quiet_at = NULL,"
-            " device_id = coalesce(device_id, ?),"
-            " device_name = coalesce(device_name, ?) WHERE id = ?",
-            (
-                write.at,
-                activity,
-                start.device_id,
-                storable(start.device_name),
-                conversation,
-            ),
-        )
+        _touch_conversation(connection, write, conversation, previous, activity)
     connection.executemany(
         "INSERT INTO entries (conversation, at, kind, text, source, interrupted,"
         " tool_name, tool_arguments, tool_result, tool_error, fault, server, model)"
@@ -117,6 +84,56 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
         [(conversation, *entry_row(entry)) for entry in write.entries],
     )
     index_words(connection, conversation, activity)
+
+
+def _insert_conversation(
+    connection: sqlite3.Connection, write: TurnWrite, activity: int
+) -> int:
+    """The row of a conversation's first turn; its id."""
+    start = write.start
+    (conversation,) = connection.execute(
+        "INSERT INTO conversations (conversation_id, agent_id,"
+        " config_entry_id, channel, device_id, device_name, language,"
+        " started_at, last_activity_at, activity)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        (
+            storable(start.conversation_id),
+            storable(start.agent_id),
+            start.config_entry_id,
+            start.channel,
+            start.device_id,
+            storable(start.device_name),
+            storable(start.language),
+            min((entry.at for entry in write.entries), default=write.at),
+            write.at,
+            activity,
+        ),
+    ).fetchone()
+    return int(conversation)
+
+
+def _touch_conversation(
+    connection: sqlite3.Connection,
+    write: TurnWrite,
+    conversation: int,
+    previous: int,
+    activity: int,
+) -> None:
+    """A conversation's later turn: active again, its search row to rewrite."""
+    connection.execute("DELETE FROM conversation_search WHERE rowid = ?", (previous,))
+    connection.execute(
+        "UPDATE conversations SET last_activity_at = max(last_activity_at, ?),"
+        " activity = ?, status = 'active', quiet_at = NULL,"
+        " device_id = coalesce(device_id, ?),"
+        " device_name = coalesce(device_name, ?) WHERE id = ?",
+        (
+            write.at,
+            activity,
+            write.start.device_id,
+            storable(write.start.device_name),
+            conversation,
+        ),
+    )
 
 
 def entry_row(entry: Entry) -> tuple[Any, ...]:

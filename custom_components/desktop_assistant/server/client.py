@@ -214,6 +214,8 @@ class LlamaServerClient:
             # Bytes that are not HTTP, or HTTP that aiohttp cannot parse.
             raise NotOpenAICompatible(f"not an HTTP answer: {err}") from err
 
+    # Long: the request, its two timers and the health check beside it share
+    # one task's state; apart, they would hand it to each other.
     async def _async_open(
         self, payload: dict[str, Any], limits: aiohttp.ClientTimeout
     ) -> aiohttp.ClientResponse:

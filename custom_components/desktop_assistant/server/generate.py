@@ -3,12 +3,15 @@
 The nightly pass's path: a chat request whose answer may be constrained to
 JSON by a schema (llama-server's `response_format` with `json_schema`),
 checked again on arrival, with typed failures and a retry for faults that
-pass. The `ai_task` entity runs the agent's loop instead, with what it
-expects (`Expected`), checked by the same rules.
+pass. `async_attempts` is the one retry policy of every generation, the
+nightly pass's and the `ai_task` entity's (which runs through the agent's
+loop, with what it expects, `Expected`, checked by the same rules): a fault
+that may pass is tried again, and work that yields to conversations waits
+for them and withdraws a request one interrupts.
 """
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 import contextlib
 from dataclasses import dataclass
 import json
@@ -149,43 +152,22 @@ class Generator:
     async def _async_attempts(
         self, payload: dict[str, Any], cancel: asyncio.Event | None
     ) -> tuple[_Reply, int]:
-        """Return the first answer and its attempt; a fault that passes is retried."""
-        attempt = 1
-        while True:
-            try:
-                return await self._async_attempt_in_turn(payload, cancel), attempt
-            except LlamaServerError as err:
-                if attempt > self.retries or not passes(err):
-                    raise generation_error(err, attempt) from err
-            await _sleep_or_cancel(self.retry_wait * 2 ** (attempt - 1), cancel)
-            attempt += 1
+        """Return the first answer and its attempt, by the one retry policy."""
+        return await async_attempts(
+            lambda: self._async_attempt(payload),
+            retries=self.retries,
+            retry_wait=self.retry_wait,
+            yield_to=self.yield_to,
+            cancel=cancel,
+        )
 
-    async def _async_attempt_in_turn(
-        self, payload: dict[str, Any], cancel: asyncio.Event | None
-    ) -> _Reply:
-        """Make one attempt while no conversation runs; repeat it if one starts."""
-        while True:
-            if self.yield_to is not None:
-                await _wait_or_cancel(self.yield_to.idle, cancel)
-            try:
-                return await self._async_attempt(payload, cancel)
-            except _Interrupted:
-                _LOGGER.debug("A conversation started; generating again after it")
-
-    async def _async_attempt(
-        self, payload: dict[str, Any], cancel: asyncio.Event | None
-    ) -> _Reply:
+    async def _async_attempt(self, payload: dict[str, Any]) -> _Reply:
         """Stream one answer; the whole attempt is bounded by `attempt_timeout`."""
         answer = Answer()
         pieces: list[str] = []
-        stops: list[tuple[asyncio.Event, Callable[[str], Exception]]] = []
-        if cancel is not None:
-            stops.append((cancel, _cancelled))
-        if self.yield_to is not None:
-            stops.append((self.yield_to.busy, _Interrupted))
         try:
             async with asyncio.timeout(self.attempt_timeout):
-                await _race(self._async_read(payload, answer, pieces), stops)
+                await self._async_read(payload, answer, pieces)
         except TimeoutError as err:
             raise GenerationError(
                 "timeout", f"no full answer within {self.attempt_timeout:g} s"
@@ -208,6 +190,57 @@ class Generator:
                 if text := delta.get("content"):
                     bound.add(text)
                     pieces.append(text)
+
+
+async def async_attempts[T](
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    retries: int = DEFAULT_RETRIES,
+    retry_wait: float = DEFAULT_RETRY_WAIT,
+    yield_to: ServerActivity | None = None,
+    cancel: asyncio.Event | None = None,
+) -> tuple[T, int]:
+    """Make `attempt` (one request, read whole) until it answers; its answer and number.
+
+    A fault that may pass (`passes`) is tried again `retries` times,
+    `retry_wait` seconds apart and doubling; any other is a GenerationError.
+    With `yield_to`, conversations go first: an attempt waits while one
+    runs, and one that starts withdraws it, to be made again after. `cancel`
+    withdraws it all.
+    """
+    number = 1
+    while True:
+        try:
+            return await _async_in_turn(attempt, yield_to, cancel), number
+        except LlamaServerError as err:
+            _LOGGER.debug(
+                "Generation attempt %d failed: %s",
+                number,
+                without_credentials(repr(err)),
+            )
+            if number > retries or not passes(err):
+                raise generation_error(err, number) from err
+        await _sleep_or_cancel(retry_wait * 2 ** (number - 1), cancel)
+        number += 1
+
+
+async def _async_in_turn[T](
+    attempt: Callable[[], Awaitable[T]],
+    yield_to: ServerActivity | None,
+    cancel: asyncio.Event | None,
+) -> T:
+    """Make one attempt while no conversation runs; make it again if one starts."""
+    while True:
+        stops: list[tuple[asyncio.Event, Callable[[str], Exception]]] = []
+        if cancel is not None:
+            stops.append((cancel, _cancelled))
+        if yield_to is not None:
+            await _wait_or_cancel(yield_to.idle, cancel)
+            stops.append((yield_to.busy, _Interrupted))
+        try:
+            return await _race(attempt(), stops)
+        except _Interrupted:
+            _LOGGER.debug("A conversation started; generating again after it")
 
 
 def passes(err: LlamaServerError) -> bool:
@@ -300,8 +333,8 @@ class _Interrupted(Exception):
 
 async def _race(
     work: Any, stops: list[tuple[asyncio.Event, Callable[[str], Exception]]]
-) -> None:
-    """Await `work`, abandoning it with the matching error when an event is set.
+) -> Any:
+    """Await `work` for its result; abandon it with the matching error when an event is set.
 
     Abandoning closes the HTTP stream, which makes llama-server stop
     generating for it.
@@ -324,8 +357,7 @@ async def _race(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
     if task in done:
-        task.result()
-        return
+        return task.result()
     error = next(waiters[waiter] for waiter in done if waiter in waiters)
     raise error("withdrawn while generating")
 

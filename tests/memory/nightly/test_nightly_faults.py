@@ -1,6 +1,6 @@
 """The nightly pass when things go wrong: long input, failing answers, cancels.
 
-Every run ends `ok`, `failed: <reason>` or `cancelled`, with every change it
+Every run ends `ok`, `failed` (with why) or `cancelled`, with every change it
 made in its record; one conversation never blocks the others.
 """
 
@@ -19,10 +19,13 @@ from custom_components.desktop_assistant.memory import Memory
 from custom_components.desktop_assistant.memory.nightly import runs
 from custom_components.desktop_assistant.memory.nightly.consolidation import PLAN_CHARS
 from custom_components.desktop_assistant.memory.nightly.prompts import PART_NOTE
-from custom_components.desktop_assistant.memory.page import find_page, profile_page
+from custom_components.desktop_assistant.memory.nightly.revert import revert_page
+from custom_components.desktop_assistant.memory.page_reads import (
+    find_page,
+    profile_page,
+)
 from custom_components.desktop_assistant.runtime import (
     DATA_MEMORY,
-    DATA_NIGHTLY,
     DATA_NIGHTLY_JOB,
     DATA_RECORD,
 )
@@ -190,7 +193,10 @@ async def test_a_run_that_keeps_failing_raises_a_repairs_issue(
         # The server answers, but not with a plan.
         agent.server.script = [text_reply("no"), text_reply("no")]
         result = await run(hass)
-        assert result["outcome"] == "failed: invalid_output"
+        assert (result["outcome"], result["outcome_detail"]) == (
+            "failed",
+            "invalid_output",
+        )
     issue = issues.async_get_issue(DOMAIN, "nightly_failing")
     assert issue is not None
     assert issue.translation_placeholders == {"runs": "3", "outcome": "invalid_output"}
@@ -209,7 +215,10 @@ async def test_a_plan_that_fails_to_apply_ends_the_run_failed(
     plan = dict(NO_PLAN, create=[{"page": "Profile", "type": "other", "text": "x\n"}])
     agent.server.script = [answer(plan)]
     result = await run(hass)
-    assert result["outcome"] == "failed: plan not applied (name_taken)"
+    assert (result["outcome"], result["outcome_detail"]) == (
+        "failed",
+        "plan not applied (name_taken)",
+    )
     assert [r["outcome"] for r in await listed_runs(hass)] == [result["outcome"]]
     assert await memory_of(hass).async_read(profile_page) is None
     # The next run works.
@@ -229,7 +238,7 @@ async def test_notes_of_a_run_that_fails_later_are_in_its_record(
         Reply(status=500, body=error_body(500, "boom", "server_error")),
     ]
     result = await run(hass)
-    assert result["outcome"] == "failed: refused"
+    assert (result["outcome"], result["outcome_detail"]) == ("failed", "refused")
     run_detail = await memory_of(hass).async_read(
         lambda c: runs.get_run(c, result["run_id"])
     )
@@ -237,7 +246,9 @@ async def test_notes_of_a_run_that_fails_later_are_in_its_record(
     assert change["action"] == "notes"
     assert "In Leiden" in change["after"]
     anouk = await memory_of(hass).async_read(lambda c: find_page(c, "Anouk"))
-    reverted = await hass.data[DATA_NIGHTLY].async_revert(result["run_id"], anouk.id)
+    reverted = await memory_of(hass).async_write(
+        lambda c, now: revert_page(c, result["run_id"], anouk.id, now)
+    )
     assert reverted["page_id"] == anouk.id
     anouk = await memory_of(hass).async_read(lambda c: find_page(c, "Anouk"))
     assert "In Leiden" not in anouk.text

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
+from tests.harness.home_assistant_process import HomeAssistantProcess
 from tests.harness.llama_server import LlamaServerStandIn, text_reply
-from tests.panel.home_assistant import HomeAssistantProcess
 
 ADMIN = ("anouk", "admin-password-1")
 PREFIX = f"{DOMAIN}/memory"
@@ -85,7 +85,7 @@ async def test_a_run_killed_midway_is_marked_at_the_next_start(
         no_plan = {"rewrite": [], "create": [], "merge": []}
         llama_server.script = [text_reply(json.dumps(no_plan), delay=600)]
         running = asyncio.create_task(
-            call(process, token, type=f"{PREFIX}/runs/run_now")
+            call(process, token, type=f"{DOMAIN}/jobs/run_now", job="nightly")
         )
         await asyncio.wait_for(llama_server.chat_received.wait(), 120)
         listed = await call(process, token, type=f"{PREFIX}/runs/list")
@@ -113,7 +113,9 @@ async def test_a_run_killed_midway_is_marked_at_the_next_start(
             process, tokens.access_token, f"{PREFIX}/runs/list"
         )
         assert listed["running"] is False
-        assert [run["outcome"] for run in listed["runs"]] == ["failed: interrupted"]
+        assert [(run["outcome"], run["outcome_detail"]) for run in listed["runs"]] == [
+            ("failed", "interrupted")
+        ]
         pages = await call(process, tokens.access_token, type=f"{PREFIX}/pages/list")
         assert [page["name"] for page in pages["pages"]] == ["Anouk"]
     finally:

@@ -11,7 +11,7 @@ from typing import Final
 
 from ...text import fold_name
 from ..errors import PageError
-from ..page import Page, get_page, list_pages, profile_page
+from ..page_reads import Page, get_page, list_pages, profile_page
 from ..pages import create_page, delete_page, edit_page
 from .plan import Create, MemoryState, Merge, PageState, Plan, Rewrite
 from .runs import PageChange, record_change

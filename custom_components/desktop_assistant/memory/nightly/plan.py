@@ -12,7 +12,7 @@ from typing import Any
 import probatio as vol
 
 from ...text import fold_name
-from ..page import PAGE_KINDS
+from ..page_reads import PAGE_KINDS
 from ..text import content_lines, line_key, sentence_keys, tokens
 
 # The plan as the model writes it: `response_format` constrains it to this.

@@ -5,7 +5,7 @@ from typing import Final
 import probatio as vol
 
 from ...const import CHARS_PER_TOKEN
-from ..page import PAGE_KINDS
+from ..page_reads import PAGE_KINDS
 from ..text import leading_fit
 from .plan import PageState
 

@@ -4,7 +4,7 @@ from datetime import datetime
 from typing import Final
 
 from ...record import Record, database
-from ..household import Memory
+from ..memory import Memory
 from . import extraction
 
 # Conversations read per query.

@@ -3,10 +3,9 @@
 Every change a run makes is written with the change itself, so a run that
 stops midway (a kill, a fault) still has its record and the panel can
 revert it. The jobs registry keeps each run's trigger, times, outcome and
-summary; a row here is keyed by the registry's id of its run (`job_run`).
-The runs from before the registry were set aside by the migration and are
-handed to it once (`set_aside_runs`, `link_runs`). Functions of a
-connection, run on the store's thread; no Home Assistant import.
+summary; a row here has the registry's id of its run, and goes when the
+registry no longer keeps that run. Functions of a connection, run on the
+store's thread; no Home Assistant import.
 """
 
 from collections.abc import Sequence
@@ -15,16 +14,10 @@ import json
 import sqlite3
 from typing import Any, Final, NamedTuple
 
-from ..errors import PageError
-from ..page import get_page
-from ..pages import delete_page, edit_page, restore_page
+from ..page_reads import get_page
 
-KEEP_RUNS: Final = 50
-# What a run's outcome is: `ok`, `skipped`, `no_server`, `cancelled` or
-# `failed: <reason>` (the panel reads them from memory/describe); the jobs
-# registry keeps it.
-OUTCOMES: Final = ("running", "ok", "skipped", "no_server", "cancelled", "failed")
-SKIPPED_SUMMARY: Final = {"reason": "another run was in progress"}
+# The registry's name of the nightly pass.
+JOB_NIGHTLY: Final = "nightly"
 
 
 @dataclass(slots=True)
@@ -92,7 +85,7 @@ def record_note(
     row = next(
         (
             row
-            for row in _page_changes(connection, run, page_id)
+            for row in page_changes(connection, run, page_id)
             if row.action == "notes"
         ),
         None,
@@ -123,7 +116,7 @@ def record_note(
     )
 
 
-class _ChangeRow(NamedTuple):
+class ChangeRow(NamedTuple):
     """A row of nightly_run_pages, as reverting and adding notes read it."""
 
     id: int
@@ -134,12 +127,12 @@ class _ChangeRow(NamedTuple):
     absorbed: str | None
 
 
-def _page_changes(
+def page_changes(
     connection: sqlite3.Connection, run: int, page_id: int
-) -> list[_ChangeRow]:
+) -> list[ChangeRow]:
     """What a run did to one page, in the order it did it."""
     return [
-        _ChangeRow(*row)
+        ChangeRow(*row)
         for row in connection.execute(
             "SELECT id, action, before_text, after_revision, sources, absorbed "
             "FROM nightly_run_pages WHERE run = ? AND page = ? ORDER BY id",
@@ -148,12 +141,9 @@ def _page_changes(
     ]
 
 
-def insert_run(connection: sqlite3.Connection, job_run: int | None) -> int:
-    """Start a run's row, by the registry's id of the run; return its id."""
-    cursor = connection.execute(
-        "INSERT INTO nightly_runs (job_run) VALUES (?)", (job_run,)
-    )
-    return int(cursor.lastrowid or 0)
+def insert_run(connection: sqlite3.Connection, run: int) -> None:
+    """Start the row of the registry's run `run`."""
+    connection.execute("INSERT INTO nightly_runs (id) VALUES (?)", (run,))
 
 
 def finish_run(
@@ -161,66 +151,16 @@ def finish_run(
     run: int,
     *,
     detail: dict[str, Any],
-    running: int | None = None,
+    kept: list[int],
 ) -> None:
-    """Record a run's detail; keep the last KEEP_RUNS runs, and the one `running`."""
+    """Record a run's detail; forget the runs the registry no longer keeps."""
     connection.execute(
         "UPDATE nightly_runs SET detail = ? WHERE id = ?", (json.dumps(detail), run)
     )
     connection.execute(
-        "DELETE FROM nightly_runs WHERE id IS NOT ? AND id NOT IN "
-        "(SELECT id FROM nightly_runs ORDER BY id DESC LIMIT ?)",
-        (running, KEEP_RUNS),
-    )
-
-
-def record_skipped(
-    connection: sqlite3.Connection, job_run: int | None, running: int | None
-) -> int:
-    """Record a run that did not start because the run `running` was running."""
-    run = insert_run(connection, job_run)
-    finish_run(connection, run, detail={}, running=running)
-    return run
-
-
-def run_ids(connection: sqlite3.Connection, job_runs: list[int]) -> dict[int, int]:
-    """The id of each kept run, by the registry's id of it."""
-    marks = ", ".join("?" * len(job_runs))
-    return dict(
-        connection.execute(
-            f"SELECT job_run, id FROM nightly_runs WHERE job_run IN ({marks})",
-            job_runs,
-        ).fetchall()
-    )
-
-
-def set_aside_runs(connection: sqlite3.Connection) -> list[dict[str, Any]]:
-    """The runs from before the registry, not handed to it yet."""
-    return [
-        {
-            "run_id": row[0],
-            "trigger": row[1],
-            "started_at": row[2],
-            "duration": row[3],
-            "outcome": row[4],
-            "summary": json.loads(row[5]),
-        }
-        for row in connection.execute(
-            "SELECT run, trigger, started_at, duration, outcome, summary "
-            "FROM nightly_runs_set_aside ORDER BY run"
-        )
-    ]
-
-
-def link_runs(connection: sqlite3.Connection, job_runs: dict[int, int | None]) -> None:
-    """Key runs set aside by the registry's id of each; they are handed over."""
-    connection.executemany(
-        "UPDATE nightly_runs SET job_run = ? WHERE id = ?",
-        [(job_run, run) for run, job_run in job_runs.items()],
-    )
-    connection.executemany(
-        "DELETE FROM nightly_runs_set_aside WHERE run = ?",
-        [(run,) for run in job_runs],
+        "DELETE FROM nightly_runs WHERE id != ? AND id NOT IN "
+        "(SELECT value FROM json_each(?))",
+        (run, json.dumps(kept)),
     )
 
 
@@ -248,13 +188,15 @@ def _page_change(row: Sequence[Any]) -> dict[str, Any]:
 
 
 def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
-    """A run's registry id, detail, and each page it changed, dropped lines and sources."""
+    """A run's detail, and each page it changed, dropped lines and sources.
+
+    A run memory kept nothing of (one skipped while another ran) changed
+    nothing.
+    """
     row = connection.execute(
-        "SELECT job_run, detail FROM nightly_runs WHERE id = ?", (run,)
+        "SELECT detail FROM nightly_runs WHERE id = ?", (run,)
     ).fetchone()
-    if row is None:
-        raise PageError("not_found", f"there is no run {run}")
-    result = {"run_id": run, "job_run": row[0], "detail": json.loads(row[1])}
+    result = {"run_id": run, "detail": json.loads(row[0]) if row else {}}
     result["pages"] = [
         _page_change(page_row)
         for page_row in connection.execute(
@@ -264,62 +206,3 @@ def get_run(connection: sqlite3.Connection, run: int) -> dict[str, Any]:
         )
     ]
     return result
-
-
-def revert_page(
-    connection: sqlite3.Connection, run: int, page_id: int, now: float
-) -> dict[str, Any]:
-    """Undo what a run did to a page, as a new revision.
-
-    A page edited after the run is left alone and reported `edited_since`.
-    Reverting a merge brings the absorbed page back with its names.
-    """
-    changes = _page_changes(connection, run, page_id)
-    if not changes:
-        raise PageError("not_found", f"run {run} did not change page {page_id}")
-    change = changes[0]
-    page = get_page(connection, page_id)
-    if page.revision != change.after_revision or page.deleted_at is not None:
-        raise PageError(
-            "edited_since",
-            f"the page {page.name!r} changed after the run; restore it from its "
-            "history instead",
-        )
-    if change.action == "create":
-        delete_page(connection, page_id, now)
-        return {"page_id": page_id, "reverted": "deleted"}
-    absorbed = (
-        json.loads(change.absorbed)
-        if change.action == "merge" and change.absorbed
-        else None
-    )
-    if absorbed is not None:
-        _check_absorbed_exists(connection, absorbed)
-    after = edit_page(
-        connection,
-        page_id,
-        now,
-        "person",
-        text=change.before_text or "",
-        aliases=None if absorbed is None else absorbed["before_aliases"],
-        run=run,
-        note="revert",
-    )
-    restored: list[int] = []
-    if absorbed is not None:
-        restore_page(connection, absorbed["page_id"], now, aliases=absorbed["aliases"])
-        restored.append(absorbed["page_id"])
-    return {"page_id": page_id, "revision": after.revision, "restored": restored}
-
-
-def _check_absorbed_exists(
-    connection: sqlite3.Connection, absorbed: dict[str, Any]
-) -> None:
-    try:
-        get_page(connection, absorbed["page_id"])
-    except PageError:
-        raise PageError(
-            "absorbed_gone",
-            f"the page {absorbed['name']!r} this merge absorbed was deleted "
-            "forever, so the merge cannot be undone; edit the page instead",
-        ) from None

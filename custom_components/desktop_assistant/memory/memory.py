@@ -17,7 +17,7 @@ from ..store import Store, StoreError, transaction
 from . import pages
 from .context import build_context, profile_usage
 from .errors import PageError
-from .page import Page, list_pages
+from .page_reads import Page, list_pages
 from .search import recall, recall_text
 from .text import note_line
 

@@ -1,5 +1,6 @@
 """`ai_task.generate_data` through the AI task entity, against the stand-in."""
 
+import asyncio
 from typing import Any
 
 from homeassistant.components import ai_task
@@ -21,6 +22,7 @@ from custom_components.desktop_assistant.const import (
     DOMAIN,
     SUBENTRY_AI_TASK,
 )
+from custom_components.desktop_assistant.server.activity import async_get_activity
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -125,6 +127,18 @@ async def test_a_busy_server_is_asked_again(
     assert result is not None
     assert result["data"] == "Buy milk."
     assert len(llama_server.chat_requests) == 2
+
+
+async def test_a_task_asked_during_a_conversation_turn_answers_then(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+) -> None:
+    """A conversation's own tool may ask for a task: it does not wait on the turn."""
+    llama_server.script = [text_reply("Buy ", "milk.")]
+    with async_get_activity(hass).turn():
+        async with asyncio.timeout(30):
+            result = await generate(hass, task_entity, "shopping", "Say what to buy.")
+    assert result is not None
+    assert result["data"] == "Buy milk."
 
 
 async def test_a_refusal_is_not_asked_again(
