@@ -166,6 +166,7 @@ class Record:
             device_id=device_id,
             device_name=device_name,
             language=user_input.language,
+            user_id=user_input.context.user_id,
         )
         self._running[conversation_id] += 1
         return TurnRecording(

@@ -6,6 +6,7 @@ import json
 import sqlite3
 from typing import Any, Final
 
+from ..reader import Reader
 from ..store import transaction
 from ..text import valid_unicode
 from .models import Entry, TurnWrite
@@ -13,13 +14,16 @@ from .search import argument_values
 
 # How many characters of the first thing said a conversation list shows.
 FIRST_WORDS: Final = 120
+# The owner filter's value for the household's conversations (no user id is
+# empty).
+HOUSEHOLD_OWNER: Final = ""
 
 CONVERSATION_COLUMNS: Final = f"""
     c.id, c.conversation_id, c.agent_id, c.channel, c.device_id, c.device_name,
     c.language, c.started_at, c.last_activity_at, c.status,
     (SELECT substr(text, 1, {FIRST_WORDS}) FROM entries
      WHERE conversation = c.id AND kind = 'user' ORDER BY id LIMIT 1),
-    c.activity
+    c.activity, c.user_id
 """
 
 
@@ -48,6 +52,7 @@ def conversation_summary(row: Sequence[Any]) -> dict[str, Any]:
         "last_activity_at": iso(row[8]),
         "status": row[9],
         "first_words": row[10],
+        "user_id": row[12],
     }
 
 
@@ -77,8 +82,8 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
         (conversation,) = connection.execute(
             "INSERT INTO conversations (conversation_id, agent_id,"
             " config_entry_id, channel, device_id, device_name, language,"
-            " started_at, last_activity_at, activity)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " started_at, last_activity_at, activity, user_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 storable(start.conversation_id),
                 storable(start.agent_id),
@@ -90,6 +95,7 @@ def append(connection: sqlite3.Connection, write: TurnWrite) -> None:
                 min((entry.at for entry in write.entries), default=write.at),
                 write.at,
                 activity,
+                start.user_id,
             ),
         ).fetchone()
     else:
@@ -203,16 +209,21 @@ def select_conversations(
     match: str | None,
     filters: Iterable[tuple[str, Any]],
     *,
+    reader: Reader,
     limit: int,
     before: int | None = None,
 ) -> list[tuple[Any, ...]]:
-    """Rows of CONVERSATION_COLUMNS matching `match`, newest activity first.
+    """Rows of CONVERSATION_COLUMNS matching `match` that `reader` may read.
 
-    Each filter is a condition with one `?` and its value; one whose value is
-    None is left out. `before` is an activity: only older ones are read.
+    Newest activity first. Each filter is a condition with one `?` and its
+    value; one whose value is None is left out. `before` is an activity:
+    only older ones are read.
     """
     source, order, params = matching(match)
-    where = ["conversation_search MATCH ?"] if match is not None else ["1"]
+    readable, params_of_reader = reader.condition("c.user_id")
+    where = ["conversation_search MATCH ?"] if match is not None else []
+    where.append(readable)
+    params += params_of_reader
     if before is not None:
         where.append(f"{order} < ?")
         params.append(before)
@@ -230,23 +241,31 @@ def select_conversations(
 def list_conversations(
     connection: sqlite3.Connection,
     *,
+    reader: Reader,
     limit: int,
     before: int | None = None,
     channel: str | None = None,
     device_id: str | None = None,
+    owner: str | None = None,
     match: str | None = None,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """A page of conversations, newest activity first, and where the next starts.
 
     `before` is the activity of the last conversation of the previous page;
     the filters hold across pages because they are applied in the same query
-    as the cursor.
+    as the cursor. `owner` is a user id, or HOUSEHOLD_OWNER for the
+    household's conversations.
     """
     # One more than a page: whether it is there says if another page follows.
     rows = select_conversations(
         connection,
         match,
-        (("c.channel = ?", channel), ("c.device_id = ?", device_id)),
+        (
+            ("c.channel = ?", channel),
+            ("c.device_id = ?", device_id),
+            ("coalesce(c.user_id, '') = ?", owner),
+        ),
+        reader=reader,
         limit=limit + 1,
         before=before,
     )
@@ -427,12 +446,13 @@ def find_conversations(
     connection: sqlite3.Connection,
     match: str,
     *,
+    reader: Reader,
     start: float | None,
     end: float | None,
     exclude: str | None,
     limit: int,
 ) -> list[tuple[dict[str, Any], list[str]]]:
-    """Conversations matching `match` and active within [start, end).
+    """Conversations `reader` may read matching `match`, active within [start, end).
 
     Newest first, each with the texts snippets may come from (never tool
     results).
@@ -445,6 +465,7 @@ def find_conversations(
             ("c.started_at < ?", end),
             ("c.conversation_id != ?", exclude),
         ),
+        reader=reader,
         limit=limit,
     )
     found = []
