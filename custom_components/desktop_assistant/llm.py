@@ -25,6 +25,7 @@ import probatio
 
 from .const import DOMAIN
 from .memory.llm_tools import memory_tools
+from .reader import asker
 from .record import RecallConversationsTool
 from .runtime import DATA_CONFIRMATIONS, DATA_MEMORY, DATA_RECORD, DATA_TOOLS
 from .tools import ArgumentError, ToolRegistry, ToolSpec, parse_arguments
@@ -130,7 +131,9 @@ def async_get_tools(
     if api_id != LLM_API_ASSIST or not (tools := integration_tools(hass)):
         return None
     memory = hass.data.get(DATA_MEMORY)
-    return LLMTools(tools=tools, prompt=memory.context if memory else None)
+    return LLMTools(
+        tools=tools, prompt=memory.context_for(asker(llm_context)) if memory else None
+    )
 
 
 class ToolFilesAPI(API):
@@ -146,7 +149,7 @@ class ToolFilesAPI(API):
         memory = self.hass.data.get(DATA_MEMORY)
         return APIInstance(
             api=self,
-            api_prompt=memory.context if memory else "",
+            api_prompt=memory.context_for(asker(llm_context)) if memory else "",
             llm_context=llm_context,
             tools=integration_tools(self.hass),
         )

@@ -39,5 +39,11 @@ class Reader:
         return f"({column} IS NULL OR {column} IS ?)", [self.user_id]
 
 
+def asker(llm_context: Any) -> str | None:
+    """The user of a tool call's turn (an HA `LLMContext`); None when it has none."""
+    context = llm_context.context
+    return context.user_id if context is not None else None
+
+
 # The panel's administrator, curating.
 CURATOR = Reader(None, everything=True)

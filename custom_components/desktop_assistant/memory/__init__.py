@@ -32,6 +32,7 @@ from .nightly.job import NightlyJob, async_register_run_nightly
 from .nightly.nightly_pass import NightlyPass
 from .nightly.queue import async_queue_unread
 from .nightly.schedule import NightlySchedule, schedule_entry
+from .owners import websocket_move_page
 from .pages import PAGE_KINDS
 from .profile import websocket_create_profile
 from .schema import SCHEMA
@@ -75,6 +76,7 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
     hass.data[DATA_NIGHTLY_JOB] = job
     hass.data[DATA_NIGHTLY_SCHEDULE] = NightlySchedule(hass, nightly, job)
     async_register_commands(hass)
+    websocket_api.async_register_command(hass, websocket_move_page)
 
     @callback
     def went_quiet(conversation_id: str) -> None:

@@ -9,7 +9,7 @@ from homeassistant.util import dt as dt_util
 import probatio as vol
 
 from ..const import DOMAIN
-from ..reader import Reader
+from ..reader import Reader, asker
 from ..runtime import DATA_RECORD
 from ..store import StoreError
 from . import database
@@ -153,7 +153,6 @@ class RecallConversationsTool(llm.Tool):
         """
         arguments = tool_input.tool_args
         session = chat_session.current_session.get()
-        context = llm_context.context
         try:
             start, end = day_bounds(
                 arguments.get("day"), arguments.get("from"), arguments.get("to")
@@ -161,7 +160,7 @@ class RecallConversationsTool(llm.Tool):
             conversations = await async_recall(
                 hass.data[DATA_RECORD],
                 str(arguments.get("query") or ""),
-                reader=Reader(context.user_id if context else None),
+                reader=Reader(asker(llm_context)),
                 start=start,
                 end=end,
                 exclude=session.conversation_id if session else None,
