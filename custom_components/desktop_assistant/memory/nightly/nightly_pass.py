@@ -34,8 +34,7 @@ from ...server.reported import server_props
 from ...store import StoreError
 from ..errors import PageError
 from ..household import Memory
-from ..page import find_page, page_names
-from ..pages import remember
+from ..page import page_names
 from ..revisions import latest_revision
 from . import extraction, runs
 from .consolidation import (
@@ -384,24 +383,12 @@ class NightlyPass:
         """Write a note and, in the same transaction, the run's record of it."""
 
         def work(connection: sqlite3.Connection, now: float) -> bool:
-            before = find_page(connection, note["page"])
-            page, added = remember(
-                connection,
-                note["page"],
-                note["fact"],
-                day,
-                now,
-                author="extraction",
-                kind=note["type"],
-                source=transcript.conversation_id,
+            page, added, before = extraction.note_on_owners_page(
+                connection, note, day, now, transcript
             )
             if added:
                 runs.record_note(
-                    connection,
-                    run.run_id,
-                    page.id,
-                    before.text if before else None,
-                    transcript.conversation_id,
+                    connection, run.run_id, page.id, before, transcript.conversation_id
                 )
             return added
 
