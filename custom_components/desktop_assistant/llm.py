@@ -111,15 +111,18 @@ class ConfigFolderTool(Tool):
         return ToolResult(data={"result": text}, error=text.startswith("error:"))
 
 
-def integration_tools(hass: HomeAssistant) -> list[Tool]:
-    """A tool per loaded tool file, recall_conversations, and memory's tools."""
+def integration_tools(hass: HomeAssistant, user_id: str | None) -> list[Tool]:
+    """A tool per loaded tool file, recall_conversations, and memory's tools.
+
+    Memory's tools are those of a turn of `user_id` (None: no user).
+    """
     tools: list[Tool] = []
     if (registry := hass.data.get(DATA_TOOLS)) is not None:
         tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
     if (record := hass.data.get(DATA_RECORD)) is not None and record.available:
         tools.append(RecallConversationsTool())
     if DATA_MEMORY in hass.data:
-        tools += memory_tools()
+        tools += memory_tools(user_id)
     return tools
 
 
@@ -128,7 +131,9 @@ def async_get_tools(
     hass: HomeAssistant, llm_context: LLMContext, api_id: str
 ) -> LLMTools | None:
     """Return the integration's tools, and memory's context, in the Assist API only."""
-    if api_id != LLM_API_ASSIST or not (tools := integration_tools(hass)):
+    if api_id != LLM_API_ASSIST or not (
+        tools := integration_tools(hass, asker(llm_context))
+    ):
         return None
     memory = hass.data.get(DATA_MEMORY)
     return LLMTools(
@@ -151,7 +156,7 @@ class ToolFilesAPI(API):
             api=self,
             api_prompt=memory.context_for(asker(llm_context)) if memory else "",
             llm_context=llm_context,
-            tools=integration_tools(self.hass),
+            tools=integration_tools(self.hass, asker(llm_context)),
         )
 
 

@@ -33,6 +33,7 @@ pytestmark = pytest.mark.llm_apis(DOMAIN)
 MIGRATIONS = in_order(SCHEMAS)
 REMEMBER = f"{DOMAIN}__remember"
 RECALL = f"{DOMAIN}__recall"
+FORGET = f"{DOMAIN}__forget"
 
 
 @pytest.fixture
@@ -88,6 +89,32 @@ async def test_a_members_remember_lands_on_their_profile_and_prompt_only(
     assert "allergic to nuts" in await prompt_of(agent, anna)
     assert "allergic" not in await prompt_of(agent, bruno)
     assert "allergic" not in await prompt_of(agent, None)
+
+
+async def test_what_do_you_remember_about_me_and_forget_that(
+    hass: HomeAssistant, agent: Agent, members: dict[str, User]
+) -> None:
+    """A member hears their own profile, and forgets a fact of it; no one else can."""
+    anna, bruno = members["anna"], members["bruno"]
+    for fact in ("Anna is allergic to nuts", "Anna plays the cello"):
+        await call_tool(agent, anna, REMEMBER, {"page": "profile", "fact": fact})
+    about_anna = await call_tool(agent, anna, RECALL, {"query": "profile"})
+    assert "allergic to nuts" in about_anna and "cello" in about_anna
+    offered = {t["function"]["name"] for t in agent.server.chat_requests[-1]["tools"]}
+    assert FORGET in offered
+
+    forget = {"page": "profile", "fact": "allergic to nuts"}
+    assert (await call_tool(agent, bruno, FORGET, forget)).startswith("error:")
+    assert "allergic to nuts" in await prompt_of(agent, anna)
+    assert "Forgot 1 line" in await call_tool(agent, anna, FORGET, forget)
+    prompt = await prompt_of(agent, anna)
+    assert "allergic" not in prompt and "cello" in prompt
+    # A voice turn is offered no forget: the household's pages are the panel's.
+    await prompt_of(agent, None)
+    offered = {t["function"]["name"] for t in agent.server.chat_requests[-1]["tools"]}
+    assert FORGET not in offered
+    own = await memory_of(hass).async_read(lambda db: profile_page(db, anna.id))
+    assert own.revision > 0 and "allergic" not in own.text
 
 
 async def test_a_household_fact_said_by_a_member_is_everyones(

@@ -129,6 +129,25 @@ class Memory:
         )
         return f"Noted on {written.name}: {note_line(day, fact)}{over}"
 
+    async def async_forget(self, page: str, fact: str, user_id: str | None) -> str:
+        """Forget a fact on the asker's own page; return the tool's answer."""
+        if user_id is None:
+            return (
+                "error: only a known person forgets, on their own pages; the"
+                " household's pages are edited in the Assistant panel"
+            )
+        try:
+            written, removed = await self.async_write(
+                lambda connection, now: pages.forget_fact(
+                    connection, page, fact, now, user_id
+                )
+            )
+        except PageError as err:
+            return f"error: {err}"
+        except StoreError as err:
+            return f"error: memory is not available ({err.kind})"
+        return f"Forgot {removed} line(s) on {written.name}."
+
     async def async_recall(self, query: str, user_id: str | None = None) -> str:
         """Return the tool's answer: the pages `user_id` reads that match, bounded."""
         try:

@@ -123,10 +123,40 @@ class RecallTool(_MemoryTool):
         return await memory.async_recall(str(args.get("query") or ""), user_id)
 
 
-def memory_tools() -> list[Tool]:
-    """Return the memory tools.
+class ForgetTool(_MemoryTool):
+    """Remove a fact from the asking person's own page."""
+
+    name = f"{DOMAIN}__forget"
+    description = (
+        "Forget a fact about the person asking, when they say so ('forget "
+        "that', 'forget that I ...'): removes it from their own page (page "
+        "`profile` for their profile). Only for a known person's own pages."
+    )
+    parameters = vol.Schema(
+        {
+            vol.Required("page", description="Their page's name, or `profile`"): str,
+            vol.Required("fact", description="The words of the fact to forget"): str,
+        }
+    )
+    annotations = ToolAnnotations(
+        read_only=False, destructive=True, idempotent=True, open_world=False
+    )
+
+    @override
+    async def _async_answer(
+        self, memory: Memory, args: dict[str, Any], user_id: str | None
+    ) -> str:
+        """Forget the fact on the asker's own page."""
+        return await memory.async_forget(
+            str(args.get("page") or ""), str(args.get("fact") or ""), user_id
+        )
+
+
+def memory_tools(user_id: str | None) -> list[Tool]:
+    """Return the memory tools for a turn of `user_id`: forget only for a known person.
 
     They hold nothing and find memory when called: HA's conversation trace
     deep-copies the offered tools.
     """
-    return [RememberTool(), RecallTool()]
+    tools: list[Tool] = [RememberTool(), RecallTool()]
+    return tools if user_id is None else [*tools, ForgetTool()]

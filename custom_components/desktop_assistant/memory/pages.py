@@ -22,7 +22,7 @@ from .page import (
     profile_page,
 )
 from .revisions import index_page, latest_aliases, revise
-from .text import PROFILE, add_note, note_line, unlink
+from .text import PROFILE, add_note, line_key, note_line, unlink
 
 # A page's name or alias: one line, short enough for the model's index.
 NAME_CHARS: Final = 80
@@ -391,3 +391,37 @@ def move_page(
     connection.execute("UPDATE pages SET user_id = ? WHERE id = ?", (user_id, page_id))
     set_names(connection, page_id, page.name, list(page.aliases))
     return revise(connection, page_id, now, "person", note="moved")
+
+
+def forget_fact(
+    connection: sqlite3.Connection,
+    page_name: str,
+    fact: str,
+    now: float,
+    user_id: str,
+) -> tuple[Page, int]:
+    """Remove the lines of `user_id`'s own page that say `fact`, as a new revision.
+
+    "Forget that": only a person's own pages, never the household's or
+    another's; a line says the fact when its words hold the fact's words.
+    Returns the page and how many lines went.
+    """
+    page = page_named(connection, page_name, user_id)
+    if page is None or page.deleted_at is not None:
+        raise PageError("not_found", f"you have no page {page_name!r}")
+    said = line_key(fact)
+    if not said:
+        raise PageError("invalid_fact", "say which fact to forget")
+    lines = page.text.splitlines()
+    kept = [
+        line
+        for line in lines
+        if line.lstrip().startswith("#") or said not in line_key(line)
+    ]
+    if len(kept) == len(lines):
+        raise PageError("not_found", f"nothing on {page.name!r} says {fact!r}")
+    connection.execute(
+        "UPDATE pages SET text = ? WHERE id = ?", ("\n".join(kept) + "\n", page.id)
+    )
+    page = revise(connection, page.id, now, "person", note="forgotten on request")
+    return page, len(lines) - len(kept)
