@@ -7,14 +7,12 @@ page is and moves a page between a person and the household.
 """
 
 import json
-import sqlite3
 from typing import Any
 
 from homeassistant.auth.models import User
 from homeassistant.core import Context, HomeAssistant
 import pytest
 
-from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import Memory
 from custom_components.desktop_assistant.memory.page import (
@@ -22,15 +20,13 @@ from custom_components.desktop_assistant.memory.page import (
     profile_page,
 )
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
-from custom_components.desktop_assistant.store import in_order
-from custom_components.desktop_assistant.store.store import migrate
 from tests.harness.agent import Agent
 from tests.harness.llama_server import Reply, text_reply, tool_call_reply
 from tests.harness.members import client_of, member
+from tests.harness.schema import database_before, migrate_to_latest
 
 pytestmark = pytest.mark.llm_apis(DOMAIN)
 
-MIGRATIONS = in_order(SCHEMAS)
 REMEMBER = f"{DOMAIN}__remember"
 RECALL = f"{DOMAIN}__recall"
 FORGET = f"{DOMAIN}__forget"
@@ -252,9 +248,8 @@ async def test_a_member_cannot_use_the_panels_move(
 
 def test_pages_from_before_stay_the_households_with_their_revisions() -> None:
     """Migration 11 on a memory with pages, revisions and a nightly run."""
-    connection = sqlite3.connect(":memory:", isolation_level=None)
-    migrate(connection, [m for m in MIGRATIONS if m.version < 11])
-    connection.executescript(
+    connection = database_before(
+        11,
         "INSERT INTO pages (id, name, kind, text, created_at, updated_at, revision)"
         " VALUES (1, 'Anouk', 'person', 'Sara''s sister.', 1, 2, 2),"
         " (2, 'Profile', 'profile', 'We live in Leiden.', 1, 1, 3);"
@@ -265,9 +260,9 @@ def test_pages_from_before_stay_the_households_with_their_revisions() -> None:
         " (3, 2, 1, 'person', 'Profile', 'profile', '[]', 'We live in Leiden.');"
         "INSERT INTO nightly_runs (id, detail, job_run) VALUES (1, '{}', 7);"
         "INSERT INTO nightly_run_pages (run, page, page_name, action, before_text,"
-        " after_text) VALUES (1, 1, 'Anouk', 'updated', 'Sister.', 'Sara''s sister.');"
+        " after_text) VALUES (1, 1, 'Anouk', 'updated', 'Sister.', 'Sara''s sister.');",
     )
-    migrate(connection, MIGRATIONS)
+    migrate_to_latest(connection)
 
     assert connection.execute(
         "SELECT id, user_id FROM pages ORDER BY id"

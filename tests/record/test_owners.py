@@ -6,7 +6,6 @@ recall_conversations tool reads the asker's and the household's; the panel
 """
 
 import json
-import sqlite3
 from typing import Any
 
 from homeassistant.auth.models import User
@@ -14,14 +13,12 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 import pytest
 
-from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from custom_components.desktop_assistant.record import RECALL_TOOL
-from custom_components.desktop_assistant.store import in_order
-from custom_components.desktop_assistant.store.store import migrate
 from tests.harness.agent import Agent
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 from tests.harness.members import client_of, member
+from tests.harness.schema import database_before, migrate_to_latest
 
 PARTY: dict[str | None, str] = {
     "anna": "The surprise party for Bruno is on Friday at eight",
@@ -29,7 +26,6 @@ PARTY: dict[str | None, str] = {
     None: "Surprise party balloons are in the kitchen drawer",
 }
 
-MIGRATIONS = in_order(SCHEMAS)
 WITH_RECALL = pytest.mark.parametrize(
     "agent_options",
     [DEFAULT_AGENT_OPTIONS | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [DOMAIN]}],
@@ -123,16 +119,15 @@ def test_conversations_recorded_before_are_the_households_but_chat_threads() -> 
     Each conversation stays; the thread's is its owner's, the rest the
     household's.
     """
-    connection = sqlite3.connect(":memory:", isolation_level=None)
-    migrate(connection, [m for m in MIGRATIONS if m.version < 9])
-    connection.executescript(
+    connection = database_before(
+        9,
         "INSERT INTO conversations (conversation_id, agent_id, channel, started_at,"
         " last_activity_at, activity) VALUES ('voice', 'conversation.a', 'voice',"
         " 1, 2, 1), ('chat-1', 'conversation.a', 'text', 1, 2, 2);"
         "INSERT INTO chat_threads VALUES ('chat-1', 'anna', 'conversation.a',"
-        " 'Party', 1, 2);"
+        " 'Party', 1, 2);",
     )
-    migrate(connection, MIGRATIONS)
+    migrate_to_latest(connection)
     assert connection.execute(
         "SELECT conversation_id, user_id FROM conversations ORDER BY id"
     ).fetchall() == [("voice", None), ("chat-1", "anna")]
