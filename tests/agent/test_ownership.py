@@ -5,14 +5,18 @@ the other's starts a new conversation, and nothing reaches the other's
 thread: not its history into the turn, not the turn into the thread.
 """
 
+from datetime import timedelta
 from typing import Any
 
 from homeassistant.auth.models import User
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.setup import async_setup_component
+from homeassistant.util import dt as dt_util
 import pytest
+from pytest_homeassistant_custom_component.common import async_fire_time_changed
 
+from custom_components.desktop_assistant.agent.ownership import DATA_OWNERS
 from custom_components.desktop_assistant.const import (
     CONF_RECORD,
     DEFAULT_AGENT_OPTIONS,
@@ -235,3 +239,24 @@ async def test_an_agent_keeping_no_record_keeps_conversations_apart(
     assert result.conversation_id != thread
     assert "surprise" not in said_to_model(agent)
     assert "What?" not in str(agent.chat_log(thread))
+
+
+async def test_a_conversation_home_assistant_forgot_stays_its_owners(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    """Anna's own id (not a ULID, kept by HA), named after HA forgot it: the record says whose."""
+    anna, bruno = await member(hass, "Anna"), await member(hass, "Bruno")
+    agent.server.script.append(text_reply("Friday it is."))
+    thread = (
+        await agent.ask(ANNA_SAYS, "anna-notes", context=Context(user_id=anna.id))
+    ).conversation_id
+    assert thread == "anna-notes"
+    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(minutes=6))
+    await hass.async_block_till_done()
+    assert thread not in hass.data[DATA_OWNERS]
+
+    agent.server.script.append(text_reply("Hello Bruno."))
+    result = await agent.ask(
+        "Bruno asks: what did we say?", thread, context=Context(user_id=bruno.id)
+    )
+    await assert_started_anew(hass, agent, thread, result.conversation_id)
