@@ -21,7 +21,6 @@ from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.jobs import async_register_job
 from custom_components.desktop_assistant.jobs.runs import adopt_runs, list_runs
-from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.memory.nightly import runs as nightly_runs
 from custom_components.desktop_assistant.runtime import DATA_STORE
 from custom_components.desktop_assistant.store import DB_FILE, in_order, transaction
@@ -182,6 +181,9 @@ def test_runs_handed_over_twice_are_kept_once(tmp_path: Path) -> None:
     assert [run["id"] for run in kept] == [first[1002.0], first[1001.0], first[1000.0]]
 
 
+ANOUK_TEXT = "Sara's sister.\n"
+
+
 def make_database_with_nightly_runs(path: Path) -> None:
     """A database whose nightly runs were kept by memory alone, as before the jobs.
 
@@ -190,14 +192,19 @@ def make_database_with_nightly_runs(path: Path) -> None:
     before = tuple(m for m in in_order(SCHEMAS) if m.version < NIGHTLY_RUNS_VERSION)
     connection = connect(path, before)
     with transaction(connection):
-        page = pages.create_page(
-            connection,
-            "Anouk",
-            "person",
-            text="Sara's sister.\n",
-            aliases=[],
-            now=900.0,
-            author="nightly",
+        # As that schema's code wrote a page (no owner then).
+        (page_id,) = connection.execute(
+            "INSERT INTO pages (name, kind, text, created_at, updated_at, revision)"
+            " VALUES ('Anouk', 'person', ?, 900.0, 900.0, 1) RETURNING id",
+            (ANOUK_TEXT,),
+        ).fetchone()
+        connection.execute(
+            "INSERT INTO page_names VALUES ('anouk', ?, 'Anouk', 0)", (page_id,)
+        )
+        connection.execute(
+            "INSERT INTO page_revisions (id, page, at, author, name, kind, aliases,"
+            " text) VALUES (1, ?, 900.0, 'nightly', 'Anouk', 'person', '[]', ?)",
+            (page_id, ANOUK_TEXT),
         )
         for day, outcome in enumerate(("ok", "no_server")):
             connection.execute(
@@ -213,7 +220,7 @@ def make_database_with_nightly_runs(path: Path) -> None:
             connection,
             1,
             nightly_runs.PageChange(
-                page.id, page.name, "create", None, page.text, None, page.revision
+                page_id, "Anouk", "create", None, ANOUK_TEXT, None, 1
             ),
         )
     connection.close()
