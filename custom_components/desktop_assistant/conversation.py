@@ -1,7 +1,8 @@
 """Conversation agents of desktop_assistant, one per conversation subentry.
 
-An adapter, as HA core's ollama: the LLM data, the record, then the turn,
-which `agent/answer.py` answers.
+An adapter, as HA core's ollama: the asker's own conversation
+(`agent/ownership.py`), the LLM data, the record, then the turn
+(`agent/answer.py`).
 """
 
 from typing import Literal
@@ -12,6 +13,7 @@ from homeassistant.const import CONF_LLM_HASS_API, CONF_PROMPT, MATCH_ALL
 
 from .agent.answer import Agent, async_answer
 from .agent.language import LanguageDetector
+from .agent.ownership import async_process_owned
 from .const import CONF_LANGUAGES, CONF_RECORD, DOMAIN
 from .entity import DesktopAssistantEntity, subentry_platform_setup
 from .llm import filter_invalid_llm_apis
@@ -59,6 +61,14 @@ class DesktopAssistantConversationEntity(
     def supported_languages(self) -> list[str] | Literal["*"]:
         """The model decides which languages it speaks."""
         return MATCH_ALL
+
+    async def async_process(
+        self, user_input: conversation.ConversationInput
+    ) -> conversation.ConversationResult:
+        """Answer in a conversation of the asker's: another member's id starts anew."""
+        return await async_process_owned(
+            self.hass, user_input, self._async_handle_message
+        )
 
     async def _async_handle_message(
         self,

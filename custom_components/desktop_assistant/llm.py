@@ -25,6 +25,7 @@ import probatio
 
 from .const import DOMAIN
 from .memory.llm_tools import memory_tools
+from .reader import asker
 from .record import RecallConversationsTool
 from .runtime import DATA_CONFIRMATIONS, DATA_MEMORY, DATA_RECORD, DATA_TOOLS
 from .tools import ArgumentError, ToolRegistry, ToolSpec, parse_arguments
@@ -110,15 +111,18 @@ class ConfigFolderTool(Tool):
         return ToolResult(data={"result": text}, error=text.startswith("error:"))
 
 
-def integration_tools(hass: HomeAssistant) -> list[Tool]:
-    """A tool per loaded tool file, recall_conversations, and memory's tools."""
+def integration_tools(hass: HomeAssistant, user_id: str | None) -> list[Tool]:
+    """A tool per loaded tool file, recall_conversations, and memory's tools.
+
+    Memory's tools are those of a turn of `user_id` (None: no user).
+    """
     tools: list[Tool] = []
     if (registry := hass.data.get(DATA_TOOLS)) is not None:
         tools += [ConfigFolderTool(spec, registry) for spec in registry.tools]
     if (record := hass.data.get(DATA_RECORD)) is not None and record.available:
         tools.append(RecallConversationsTool())
     if DATA_MEMORY in hass.data:
-        tools += memory_tools()
+        tools += memory_tools(user_id)
     return tools
 
 
@@ -127,10 +131,14 @@ def async_get_tools(
     hass: HomeAssistant, llm_context: LLMContext, api_id: str
 ) -> LLMTools | None:
     """Return the integration's tools, and memory's context, in the Assist API only."""
-    if api_id != LLM_API_ASSIST or not (tools := integration_tools(hass)):
+    if api_id != LLM_API_ASSIST or not (
+        tools := integration_tools(hass, asker(llm_context))
+    ):
         return None
     memory = hass.data.get(DATA_MEMORY)
-    return LLMTools(tools=tools, prompt=memory.context if memory else None)
+    return LLMTools(
+        tools=tools, prompt=memory.context_for(asker(llm_context)) if memory else None
+    )
 
 
 class ToolFilesAPI(API):
@@ -146,9 +154,9 @@ class ToolFilesAPI(API):
         memory = self.hass.data.get(DATA_MEMORY)
         return APIInstance(
             api=self,
-            api_prompt=memory.context if memory else "",
+            api_prompt=memory.context_for(asker(llm_context)) if memory else "",
             llm_context=llm_context,
-            tools=integration_tools(self.hass),
+            tools=integration_tools(self.hass, asker(llm_context)),
         )
 
 

@@ -18,6 +18,7 @@ import probatio as vol
 
 from .const import DOMAIN, PANEL_URL_PATH
 from .jobs import KINDS as RUN_OUTCOMES
+from .members import async_members
 from .memory import ERROR_CODES as MEMORY_ERROR_CODES, PAGE_KINDS
 from .tool_files import ERROR_CODES as TOOL_FILES_ERROR_CODES
 from .websocket_commands import ERR_IN_PROGRESS, ERR_UNAVAILABLE, admin_command
@@ -41,14 +42,18 @@ ERROR_CODES: Final = tuple(
 
 
 @admin_command({vol.Required("type"): f"{DOMAIN}/panel/describe"})
-def websocket_describe(
+async def websocket_describe(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
-    """What the panel reads from the Python side instead of a list of its own."""
+    """What the panel reads from the Python side instead of a list of its own.
+
+    The members name whose each conversation and page is.
+    """
     return {
         "page_kinds": list(PAGE_KINDS),
         "run_outcomes": list(RUN_OUTCOMES),
         "error_codes": list(ERROR_CODES),
+        "members": await async_members(hass),
     }
 
 

@@ -413,7 +413,7 @@ async def test_read_only_tools_of_the_same_answer_still_run(
         (("asker", "kitchen"), True),
         (("other", "kitchen"), False),
         (("asker", "office"), False),
-        ((None, "kitchen"), False),
+        (("admin", "kitchen"), False),
     ],
 )
 async def test_only_the_user_and_device_asked_can_say_yes(
@@ -426,11 +426,17 @@ async def test_only_the_user_and_device_asked_can_say_yes(
 ) -> None:
     """Another user or device in the same conversation drops the held call.
 
-    Their yes takes the turn the answer was due in: the call is not run, and
-    not left waiting for the asker either, so a later yes of the asker (no
-    longer the very next turn) runs nothing.
+    The conversation is the household's (a satellite asked, no user): only
+    there may another member speak (`reader.py`). Their yes takes the turn
+    the answer was due in: the call is not run, and not left waiting for the
+    asker either, so a later yes of the asker (no longer the very next turn)
+    runs nothing.
     """
-    users = {"asker": hass_admin_user.id, "other": hass_read_only_user.id, None: None}
+    users = {
+        "asker": None,
+        "other": hass_read_only_user.id,
+        "admin": hass_admin_user.id,
+    }
     user, device = answered_by
     agent.server.script = [tool_call_reply(add_call(DENTIST))]
     asked = await agent.ask(
@@ -468,8 +474,12 @@ async def test_only_the_user_and_device_asked_can_say_yes(
 async def test_a_call_made_for_another_user_is_asked_of_them(
     agent: Agent, vdir: Path, hass_admin_user: Any, hass_read_only_user: Any
 ) -> None:
-    """The model calling the tool again in the other user's turn asks them."""
-    asker = Context(user_id=hass_admin_user.id)
+    """The model calling the tool again in the other user's turn asks them.
+
+    In a household conversation (a satellite asked): a member's own one is
+    no one else's to speak in.
+    """
+    asker = Context()
     other = Context(user_id=hass_read_only_user.id)
     agent.server.script = [tool_call_reply(add_call(DENTIST))]
     asked = await agent.ask("Put the dentist in my calendar", context=asker)

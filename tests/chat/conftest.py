@@ -7,6 +7,7 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
+from tests.harness.members import client_of, member
 
 type Client = Any
 type ClientOf = Callable[[str], Awaitable[Client]]
@@ -45,10 +46,7 @@ async def member_client(
 ) -> Callable[[str], Awaitable[Client]]:
     """A websocket client of a new household member (not an admin), by name."""
 
-    async def client_of(name: str) -> Client:
-        user = await hass.auth.async_create_user(name, group_ids=["system-users"])
-        assert not user.is_admin
-        refresh = await hass.auth.async_create_refresh_token(user, "https://chat/")
-        return await hass_ws_client(hass, hass.auth.async_create_access_token(refresh))
+    async def client_of_member(name: str) -> Client:
+        return await client_of(hass, hass_ws_client, await member(hass, name))
 
-    return client_of
+    return client_of_member

@@ -250,15 +250,27 @@ def smollm2_server(
 
 
 @pytest.fixture
+def smollm2_url(smollm2_server: RealLlamaServer) -> str:
+    """Where the SmolLM2 agent reaches llama-server; a test module may tap it."""
+    return smollm2_server.url
+
+
+@pytest.fixture
+def smollm2_apis() -> list[str]:
+    """The SmolLM2 agent's LLM APIs: none, unless a test module says."""
+    return []
+
+
+@pytest.fixture
 async def smollm2_agent(
-    hass: HomeAssistant, socket_enabled: None, smollm2_server: RealLlamaServer
+    hass: HomeAssistant, socket_enabled: None, smollm2_url: str, smollm2_apis: list[str]
 ) -> AsyncIterator[tuple[config_entries.ConfigEntry, str]]:
     """The agent added through the config flow; its entry and entity id."""
     result = await hass.config_entries.flow.async_init(
         DOMAIN, context={"source": config_entries.SOURCE_USER}
     )
     result = await hass.config_entries.flow.async_configure(
-        result["flow_id"], {CONF_URL: smollm2_server.url}
+        result["flow_id"], {CONF_URL: smollm2_url}
     )
     # Its template cannot call tools: the flow says so, and asks how to call them.
     assert result["step_id"] == "tool_calls"
@@ -276,7 +288,7 @@ async def smollm2_agent(
         data=DEFAULT_AGENT_OPTIONS
         | {
             CONF_MODEL: subentry.data[CONF_MODEL],
-            CONF_LLM_HASS_API: [],
+            CONF_LLM_HASS_API: smollm2_apis,
             CONF_TEMPERATURE: 0.0,
             CONF_MAX_TOKENS: 48,
         },

@@ -56,8 +56,11 @@ async def add_conversation(
     device_name: str | None = None,
     language: str = "en",
     quiet: bool = True,
+    user_id: str | None = None,
 ) -> None:
     """Record a conversation's turn through the record, and let it go quiet.
+
+    `user_id` is whose it is (a member typed it); None: the household's.
 
     Going quiet is told as the record tells it (its quiet signal), and the
     memory's queue has taken it when this returns.
@@ -72,6 +75,7 @@ async def add_conversation(
             "device-1" if device_name else None,
             device_name,
             language,
+            user_id,
         ),
         at,
         [

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.webdriver.support.ui import Select
 
 from tests.harness.browser import PHONE_WIDTH, luminance, phone
 from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
@@ -556,3 +557,27 @@ def test_memory_editor_keeps_its_labels_and_history_names_authors(
     authors = [each.text for each in page.find_all("[data-field=author]")]
     assert authors
     assert all(author not in {"person", "remember", "nightly"} for author in authors)
+
+
+def test_memory_shows_whose_each_page_is_and_moves_it(
+    home_assistant: HomeAssistantProcess,
+    integration: str,
+    admin_tokens: Tokens,
+    browser: webdriver.Chrome,
+) -> None:
+    """The owner choice moves a page to a member and back; the list follows."""
+    sara = page_id(home_assistant, admin_tokens, "Sara")
+    page = open_panel(
+        browser, home_assistant, admin_tokens, f"/desktop-assistant/memory/{sara}"
+    )
+    listed = "[data-list=pages] [data-page=Sara] [data-field=owner]"
+    assert page.text(listed) == "Household"
+    owner = Select(page.find("[data-detail=page] select[data-field=owner]"))
+    owner.select_by_visible_text("Anouk")
+    page.wait_for(lambda: page.text(listed) == "Anouk", what="the new owner")
+    page.click("[data-filter=owner] [data-value=household]")
+    page.wait_for(lambda: not page.find_all("[data-list=pages] [data-page=Sara]"))
+    page.click('[data-filter=owner] [data-value=""]')
+    owner = Select(page.find("[data-detail=page] select[data-field=owner]"))
+    owner.select_by_value("household")
+    page.wait_for(lambda: page.text(listed) == "Household", what="the household")

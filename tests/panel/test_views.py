@@ -23,7 +23,7 @@ from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, Reply, text_reply
 from tests.harness.ports import free_port
 
-from .conftest import StandInThread
+from .conftest import ADMIN, StandInThread
 from .helpers import (
     LANGUAGES,
     NAVIGATE,
@@ -414,6 +414,10 @@ def test_the_transcript_names_the_server_and_model_that_answered(
     )
     served = page.find("[data-entry=assistant] [data-field=served-by]")
     assert served.text == f"from {household['first_title']}, model {MODEL_ID}"
+    # Whose it is: the administrator (Anouk) typed it through the API.
+    owner = page.find("[data-detail=conversation] [data-field=owner]")
+    assert owner.text == ADMIN[0].title()
+    assert page.find("[data-filter=owner] [data-value=household]")
     page.screenshot(artifacts / "views-transcript-1280.png")
 
 

@@ -7,6 +7,7 @@ from homeassistant.setup import async_setup_component
 import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.reader import CURATOR
 from custom_components.desktop_assistant.record import Record, database
 from custom_components.desktop_assistant.record.models import (
     ConversationStart,
@@ -35,7 +36,9 @@ async def listed(hass: HomeAssistant, **filters: Any) -> list[dict[str, Any]]:
     """Every recorded conversation matching the filters, newest first."""
     await hass.async_block_till_done()
     conversations, _ = await record_of(hass).async_read(
-        lambda db: database.list_conversations(db, limit=1000, **filters)
+        lambda db: database.list_conversations(
+            db, reader=CURATOR, limit=1000, **filters
+        )
     )
     return conversations
 
@@ -54,12 +57,13 @@ async def seed(
     device: tuple[str, str] | None = None,
     config_entry_id: str | None = None,
     tool_call: tuple[str, dict[str, Any], str] | None = None,
+    user_id: str | None = None,
 ) -> None:
     """Record a conversation as the agent would: the person, then the replies.
 
     `said` alternates the person and the assistant; every entry is at `at`
     (seconds since the epoch). A tool call (name, arguments, result) follows
-    the first thing said.
+    the first thing said. `user_id` is whose it is (None: the household's).
     """
     entries = [
         Entry(
@@ -95,6 +99,7 @@ async def seed(
                 device_id=device[0] if device else None,
                 device_name=device[1] if device else None,
                 language="en",
+                user_id=user_id,
             ),
             at,
             entries,

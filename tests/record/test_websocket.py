@@ -89,6 +89,7 @@ async def test_list_pages_newest_first_with_filters_across_pages(
         "last_activity_at": None,
         "status": "active",
         "first_words": "Question 24 about lasagna",
+        "user_id": None,
         "in_progress": False,
     }
     assert await all_pages(client, limit=10) == (seeded, 3)

@@ -268,10 +268,11 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
     assert await async_setup_component(hass, DOMAIN, {})
     assert hass.data[DATA_STORE].available
     assert issue_ids(hass) == set()
-    # Versions 1 and 2 are not run again; 3 to 10 are added: memory's
+    # Versions 1 and 2 are not run again; 3 to 13 are added: memory's
     # extraction queue, the server and model of each reply, tool and job
     # runs, chat threads, nightly runs handed to the jobs, outcomes as a kind
-    # and a detail, nightly runs under the jobs' ids.
+    # and a detail, nightly runs under the jobs' ids, whose each
+    # conversation, chat thread and page is.
     assert await hass.async_add_executor_job(read, path, "PRAGMA user_version") == [
         (LATEST,)
     ]
@@ -280,6 +281,11 @@ async def test_a_database_of_the_previous_schema_opens_unchanged(
     )
     changed = {name for name, sql in set(schema_after) - set(schema_before)}
     assert changed == {
+        "conversations",
+        "conversations_by_user",
+        "pages",
+        "page_revisions",
+        "pages_by_user",
         "extracted_conversations",
         "extraction_queue",
         "sqlite_autoindex_extraction_queue_1",

@@ -8,6 +8,7 @@ import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.reader import CURATOR
 from custom_components.desktop_assistant.record import database
 from custom_components.desktop_assistant.runtime import DATA_RECORD
 from tests.harness.llama_server import text_reply, tool_call_reply
@@ -24,7 +25,7 @@ async def recorded(voice: VoiceAssistant) -> list[dict]:
     await voice.hass.async_block_till_done()
     record = voice.hass.data[DATA_RECORD]
     conversations, _ = await record.async_read(
-        lambda db: database.list_conversations(db, limit=10)
+        lambda db: database.list_conversations(db, reader=CURATOR, limit=10)
     )
     return [
         await record.async_read(

@@ -45,6 +45,7 @@ export class Api {
     this.strings = {};
     this.pageKinds = [];
     this.errorCodes = new Set();
+    this.members = [];
     this.language = null;
   }
 
@@ -60,7 +61,25 @@ export class Api {
     this.strings = strings;
     this.pageKinds = described.page_kinds;
     this.errorCodes = new Set(described.error_codes);
+    this.members = described.members;
     return true;
+  }
+
+  // Whose a conversation or page is: the household's (no user), a member's
+  // by name, or a former member's (a user id no member has any more).
+  ownerName(userId) {
+    if (userId === null || userId === undefined) return this.t("owners.household");
+    const member = this.members.find((each) => each.user_id === userId);
+    return member ? member.name : this.t("owners.former");
+  }
+
+  // The owner filter's choices: everyone, the household, each member.
+  ownerChoices() {
+    return [
+      ["", this.t("owners.everyone")],
+      ["household", this.t("owners.household")],
+      ...this.members.map((member) => [member.user_id, member.name]),
+    ];
   }
 
   // A text of the panel, `{name}`s filled in; the key itself if it is missing.

@@ -22,6 +22,7 @@ export class ConversationsView extends View {
     this.loaded = false;
     this.channel = "";
     this.device = "";
+    this.owner = "";
     this.devices = [];
     const t = (key) => panel.t(key);
     this.query = h("input", {
@@ -68,6 +69,7 @@ export class ConversationsView extends View {
         this.device,
         (value) => this.filter("device", value),
       ),
+      chips("owner", this.panel.api.ownerChoices(), this.owner, (value) => this.filter("owner", value)),
     );
   }
 
@@ -86,6 +88,7 @@ export class ConversationsView extends View {
     const message = { type: "conversations/list", limit: PAGE_SIZE };
     if (this.channel) message.channel = this.channel;
     if (this.device) message.device_id = this.device;
+    if (this.owner) message.owner = this.owner;
     if (this.query.value.trim()) message.query = this.query.value.trim();
     if (older && this.next) message.before = this.next;
     const answer = await this.call(message);
@@ -128,6 +131,7 @@ export class ConversationsView extends View {
       "div",
       { class: "meta" },
       h("span", { class: "badge" }, this.panel.api.label("conversations", conversation.channel)),
+      h("span", { class: "badge", "data-field": "owner" }, this.panel.api.ownerName(conversation.user_id)),
       conversation.device_name ? h("span", { class: "badge" }, conversation.device_name) : null,
       conversation.agent_id
         ? h("span", { class: "badge", "data-field": "agent" }, this.panel.t("conversations.answered_by", { name: this.agentName(conversation.agent_id) }))

@@ -12,6 +12,7 @@ export class MemoryView extends View {
     this.pages = [];
     this.deleted = [];
     this.current = null;
+    this.owner = "";
     const t = (key) => panel.t(key);
     this.query = h("input", {
       type: "search",
@@ -22,12 +23,13 @@ export class MemoryView extends View {
     });
     this.newButton = h("button", { class: "action", "data-action": "new-page", onclick: () => this.editNew("") }, t("memory.new_page"));
     this.profile = h("div", { "data-profile": "" });
+    this.filters = h("div", { class: "toolbar" });
     this.list = h("ul", { class: "list", "data-list": "pages" });
     this.deletedList = h("div", { "data-list": "deleted" });
     this.split = new Split(panel, "memory", "page", t("memory.hint"));
     this.detail = this.split.detail;
     fill(this.split.list, h("div", { class: "card" }, this.profile, this.list), this.deletedList);
-    this.element = h("div", {}, this.error, h("div", { class: "toolbar" }, this.query, this.newButton), this.split.element);
+    this.element = h("div", {}, this.error, h("div", { class: "toolbar" }, this.query, this.newButton), this.filters, this.split.element);
   }
 
   showError(error) {
@@ -50,13 +52,27 @@ export class MemoryView extends View {
     this.renderList();
   }
 
+  // Whether the page is the owner filter's: everyone's, the household's, a member's.
+  ownedAsFiltered(page) {
+    if (!this.owner) return true;
+    return this.owner === "household" ? page.user_id === null : page.user_id === this.owner;
+  }
+
   renderList() {
-    const profile = this.pages.find((page) => page.type === "profile");
+    fill(
+      this.filters,
+      chips("owner", this.panel.api.ownerChoices(), this.owner, (value) => {
+        this.owner = value;
+        this.renderList();
+      }),
+    );
+    const profile = this.pages.find((page) => page.type === "profile" && page.user_id === null);
     fill(this.profile, profile ? this.profileItem(profile) : this.noProfile());
     const words = this.query.value.trim().toLowerCase();
     const shown = this.pages.filter(
       (page) =>
-        page.type !== "profile" &&
+        page !== profile &&
+        this.ownedAsFiltered(page) &&
         (!words || [page.name, ...page.aliases, page.hint || ""].some((text) => text.toLowerCase().includes(words))),
     );
     fill(
@@ -75,6 +91,7 @@ export class MemoryView extends View {
                 "div",
                 { class: "meta" },
                 h("span", { class: "badge" }, this.panel.api.label("kinds", page.type)),
+                h("span", { class: "badge", "data-field": "owner" }, this.panel.api.ownerName(page.user_id)),
                 page.aliases.length ? this.t("memory.also", { names: page.aliases.join(", ") }) : "",
               ),
             ),
@@ -180,6 +197,26 @@ export class MemoryView extends View {
     );
   }
 
+  // Whose the page is, as a choice that moves it (a revision, revertible).
+  ownerChoice(page) {
+    const current = page.user_id === null ? "household" : page.user_id;
+    const choices = this.panel.api.ownerChoices().filter(([value]) => value);
+    if (!choices.some(([value]) => value === current)) choices.push([current, this.panel.api.ownerName(page.user_id)]);
+    return h(
+      "select",
+      {
+        "data-field": "owner",
+        "aria-label": this.t("owners.whose"),
+        onchange: async (event) => {
+          this.current = await this.call({ type: "memory/pages/move", page_id: page.page_id, owner: event.target.value });
+          await this.refresh();
+          this.renderPage();
+        },
+      },
+      choices.map(([value, label]) => h("option", { value, selected: value === current }, label)),
+    );
+  }
+
   pageName(page) {
     return page.type === "profile" ? this.t("memory.profile") : page.name;
   }
@@ -203,6 +240,7 @@ export class MemoryView extends View {
         "div",
         { class: "meta" },
         h("span", { class: "badge" }, this.panel.api.label("kinds", page.type)),
+        isProfile ? h("span", { class: "badge", "data-field": "owner" }, this.panel.api.ownerName(page.user_id)) : this.ownerChoice(page),
         page.aliases.length ? [this.t("memory.also", { names: page.aliases.join(", ") }), " · "] : "",
         this.t("memory.updated", { when: formatTime(page.updated_at, this.panel.language) }),
       ),

@@ -23,6 +23,7 @@ from .nightly import extraction, runs
 from .nightly.job import NightlyJob, async_register_run_nightly, async_time_nightly
 from .nightly.nightly_pass import NightlyPass
 from .nightly.queue import async_queue_unread
+from .owners import websocket_move_page
 from .pages import PAGE_KINDS
 from .profile import websocket_create_profile
 from .schema import SCHEMA
@@ -63,6 +64,7 @@ async def async_setup_memory(hass: HomeAssistant) -> Memory | None:
         hass, NightlyJob(NightlyPass(hass, memory))
     )
     async_register_commands(hass)
+    websocket_api.async_register_command(hass, websocket_move_page)
 
     @callback
     def went_quiet(conversation_id: str) -> None:

@@ -6,6 +6,7 @@ Functions of a database connection, run on the store's thread.
 import sqlite3
 from typing import Final
 
+from ..reader import Reader
 from .page_reads import PAGE_COLUMNS, Page, page_of_row, profile_page
 from .text import PROFILE, hint, leading_fit, tokens
 
@@ -21,24 +22,38 @@ INSTRUCTIONS: Final = (
     "belongs to (`profile` for the household itself). Never claim to have "
     "noted something you did not pass to remember."
 )
+# A known person's turn: their own profile and pages come with the household's.
+PERSON_INSTRUCTIONS: Final = (
+    f"{INSTRUCTIONS} The person asking is known: what they say about "
+    "themselves goes on their own pages (`profile` is then their own "
+    "profile); pass `for: household` to remember a fact about the household "
+    "instead."
+)
 
 
-def build_context(connection: sqlite3.Connection) -> str:
-    """Return what the model sees of memory, within CONTEXT_LIMIT characters.
+def build_context(connection: sqlite3.Connection, user_id: str | None = None) -> str:
+    """Return what the model sees of memory for a turn of `user_id`.
 
-    The index is shortened first (the least recently updated pages go); the
-    profile is cut only when the instructions and the profile alone are
-    too long.
+    That is the household's profile and pages, and a known person's own
+    profile and pages, never another's (`reader.py`), within CONTEXT_LIMIT
+    characters. The index is shortened first (the least recently updated
+    pages go); the profiles are cut only when the instructions and the
+    profiles alone are too long.
     """
-    profile = profile_page(connection)
-    profile_text = (profile.text.strip() if profile else "") or "(nothing yet)"
+    profile_text = _profile_text(connection, None)
+    if user_id is not None:
+        profile_text += (
+            f"\n\n## Profile of the person asking\n{_profile_text(connection, user_id)}"
+        )
+    readable, params = Reader(user_id).condition("user_id")
     rows = connection.execute(
         f"SELECT {PAGE_COLUMNS} FROM pages WHERE deleted_at IS NULL AND kind != ? "
-        "ORDER BY updated_at DESC, id DESC LIMIT ?",
-        (PROFILE, INDEX_SIZE),
+        f"AND {readable} ORDER BY updated_at DESC, id DESC LIMIT ?",
+        (PROFILE, *params, INDEX_SIZE),
     ).fetchall()
     index = [index_line(page_of_row(row)) for row in rows]
-    head = f"{INSTRUCTIONS}\n\n## Profile\n"
+    instructions = INSTRUCTIONS if user_id is None else PERSON_INSTRUCTIONS
+    head = f"{instructions}\n\n## Profile\n"
     index_head = "\n\n## Index of pages (most recently updated first)\n"
     fixed = len(head) + len(index_head)
     room = CONTEXT_LIMIT - fixed
@@ -48,6 +63,22 @@ def build_context(connection: sqlite3.Connection) -> str:
     kept = leading_fit(index, room, len("\n"))
     body = "\n".join(kept) if index else "(no pages)"
     return f"{head}{profile_text}{index_head}{body}"[:CONTEXT_LIMIT]
+
+
+def _profile_text(connection: sqlite3.Connection, user_id: str | None) -> str:
+    """The text of the household's profile or a person's, or that it is empty."""
+    profile = profile_page(connection, user_id)
+    return (profile.text.strip() if profile else "") or "(nothing yet)"
+
+
+def owners_with_pages(connection: sqlite3.Connection) -> list[str]:
+    """The user ids of the people who have pages of their own."""
+    return [
+        row[0]
+        for row in connection.execute(
+            "SELECT DISTINCT user_id FROM pages WHERE user_id IS NOT NULL"
+        )
+    ]
 
 
 def index_line(page: Page) -> str:

@@ -39,7 +39,7 @@ def outlinks(connection: sqlite3.Connection, page: Page) -> list[dict[str, Any]]
     """Return the page's [[links]], each with the page it reaches, if any."""
     result = []
     for name in dict.fromkeys(links(page.text)):
-        target = find_page(connection, name)
+        target = find_page(connection, name, page.user_id)
         live = target is not None and target.deleted_at is None
         result.append({"name": name, "page_id": target.id if live and target else None})
     return result

@@ -1,7 +1,8 @@
 """The household's memory on the store: writes, reads, and what the model sees.
 
-The prompt context is rebuilt in the same store job as every change, so the
-tools API reads it without waiting and it stays byte-identical between
+The prompt contexts (the household's, and each person's with pages of
+their own) are rebuilt in the same store job as every change, so the tools
+API reads them without waiting and each stays byte-identical between
 changes (the model's prompt cache holds).
 """
 
@@ -13,9 +14,10 @@ from typing import Any, Final
 from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.util import dt as dt_util
 
+from ..reader import CURATOR
 from ..store import Store, StoreError, transaction
 from . import pages
-from .context import build_context, profile_usage
+from .context import build_context, owners_with_pages, profile_usage
 from .errors import PageError
 from .page_reads import Page, list_pages
 from .search import recall, recall_text
@@ -31,14 +33,27 @@ class Memory:
         """Start with an empty context until `async_load`."""
         self.hass = hass
         self.store = store
-        self.context = ""
+        # What the model sees, by whose turn it is (None: no user's).
+        self.contexts: dict[str | None, str] = {None: ""}
         self.profile_tokens = 0
         self.profile_budget = PROFILE_BUDGET
         self._listeners: list[Callable[[], None]] = []
 
     async def async_load(self) -> None:
         """Read the context of what is stored."""
-        self.context, self.profile_tokens = await self.store.async_run(_context)
+        self.contexts, self.profile_tokens = await self.store.async_run(_context)
+
+    @property
+    def context(self) -> str:
+        """What the model sees of memory in a turn of no user: the household's."""
+        return self.contexts[None]
+
+    def context_for(self, user_id: str | None) -> str:
+        """What the model sees in a turn of `user_id`: theirs and the household's.
+
+        A person with no page yet sees the household's.
+        """
+        return self.contexts.get(user_id, self.contexts[None])
 
     @callback
     def async_add_listener(self, listener: Callable[[], None]) -> CALLBACK_TYPE:
@@ -49,14 +64,16 @@ class Memory:
     async def async_write[T](self, work: Callable[[sqlite3.Connection, float], T]) -> T:
         """Run `work(connection, now)` in one transaction; refresh the context."""
 
-        def job(connection: sqlite3.Connection) -> tuple[T, str, int]:
+        def job(
+            connection: sqlite3.Connection,
+        ) -> tuple[T, dict[str | None, str], int]:
             with transaction(connection):
                 result = work(connection, time.time())
             return result, *_context(connection)
 
-        result, context, usage = await self.store.async_run(job)
-        changed = context != self.context or usage != self.profile_tokens
-        self.context, self.profile_tokens = context, usage
+        result, contexts, usage = await self.store.async_run(job)
+        changed = contexts != self.contexts or usage != self.profile_tokens
+        self.contexts, self.profile_tokens = contexts, usage
         if changed:
             for listener in list(self._listeners):
                 listener()
@@ -75,8 +92,12 @@ class Memory:
         kind: str = "other",
         source: str | None = None,
         day: str | None = None,
+        user_id: str | None = None,
     ) -> str:
-        """Note a fact on a page; return the tool's answer (`error: ...` on refusal)."""
+        """Note a fact on `user_id`'s page (None: the household's).
+
+        Returns the tool's answer (`error: ...` on refusal).
+        """
         day = day or dt_util.now().date().isoformat()
         try:
             written, added = await self.async_write(
@@ -89,6 +110,7 @@ class Memory:
                     author=author,
                     kind=kind,
                     source=source,
+                    user_id=user_id,
                 )
             )
         except PageError as err:
@@ -100,16 +122,37 @@ class Memory:
         over = (
             f" The profile is over its budget ({self.profile_tokens} of "
             f"{self.profile_budget} tokens); the nightly pass will tidy it."
-            if written.is_profile and self.profile_tokens > self.profile_budget
+            if written.is_profile
+            and written.user_id is None
+            and self.profile_tokens > self.profile_budget
             else ""
         )
         return f"Noted on {written.name}: {note_line(day, fact)}{over}"
 
-    async def async_recall(self, query: str) -> str:
-        """Return the tool's answer: the pages that match, bounded."""
+    async def async_forget(self, page: str, fact: str, user_id: str | None) -> str:
+        """Forget a fact on the asker's own page; return the tool's answer."""
+        if user_id is None:
+            return (
+                "error: only a known person forgets, on their own pages; the"
+                " household's pages are edited in the Assistant panel"
+            )
+        try:
+            written, removed = await self.async_write(
+                lambda connection, now: pages.forget_fact(
+                    connection, page, fact, now, user_id
+                )
+            )
+        except PageError as err:
+            return f"error: {err}"
+        except StoreError as err:
+            return f"error: memory is not available ({err.kind})"
+        return f"Forgot {removed} line(s) on {written.name}."
+
+    async def async_recall(self, query: str, user_id: str | None = None) -> str:
+        """Return the tool's answer: the pages `user_id` reads that match, bounded."""
         try:
             found, more = await self.async_read(
-                lambda connection: recall(connection, query)
+                lambda connection: recall(connection, query, user_id)
             )
         except PageError as err:
             return f"error: {err}"
@@ -118,8 +161,8 @@ class Memory:
         return recall_text(found, more)
 
     async def async_pages(self) -> tuple[list[Page], list[Page]]:
-        """Return the live and the recently deleted pages."""
-        return await self.async_read(list_pages)
+        """Return every owner's live and recently deleted pages (the panel's)."""
+        return await self.async_read(lambda connection: list_pages(connection, CURATOR))
 
     def usage(self) -> dict[str, Any]:
         """The profile's size against its budget."""
@@ -130,5 +173,8 @@ class Memory:
         }
 
 
-def _context(connection: sqlite3.Connection) -> tuple[str, int]:
-    return build_context(connection), profile_usage(connection)
+def _context(connection: sqlite3.Connection) -> tuple[dict[str | None, str], int]:
+    contexts: dict[str | None, str] = {None: build_context(connection)}
+    for user_id in owners_with_pages(connection):
+        contexts[user_id] = build_context(connection, user_id)
+    return contexts, profile_usage(connection)

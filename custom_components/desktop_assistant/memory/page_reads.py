@@ -9,11 +9,17 @@ import json
 import sqlite3
 from typing import Any, Final
 
+from ..reader import Reader
 from ..text import fold_name
 from .errors import PageError
 from .text import PROFILE, hint
 
 PROFILE_NAME: Final = "Profile"
+# Between a person's user id and a folded name in `page_names`: a page name
+# never holds it (names are printable).
+OWNER_SEPARATOR: Final = "\x1f"
+# Who reads only the household's pages: a turn of no user, the nightly pass.
+HOUSEHOLD_READER: Final = Reader(None)
 PAGE_KINDS: Final = ("person", "place", "project", "thing", "other")
 
 
@@ -30,10 +36,12 @@ class Page:
     updated_at: float
     revision: int
     deleted_at: float | None = None
+    # Whose it is: a person's user id; None for the household's.
+    user_id: str | None = None
 
     @property
     def is_profile(self) -> bool:
-        """Whether this is the household's profile."""
+        """Whether this is a profile: the household's, or a person's."""
         return self.kind == PROFILE
 
     @property
@@ -53,19 +61,26 @@ class Page:
             "updated_at": self.updated_at,
             "revision": self.revision,
             "deleted_at": self.deleted_at,
+            "user_id": self.user_id,
         }
 
 
 PAGE_COLUMNS: Final = (
     "id, name, kind, text, created_at, updated_at, revision, deleted_at, "
     "(SELECT json_group_array(name) FROM page_names "
-    "WHERE page = pages.id AND is_alias ORDER BY name) AS aliases"
+    "WHERE page = pages.id AND is_alias ORDER BY name) AS aliases, user_id"
 )
+
+
+def name_key(name: str, owner: str | None) -> str:
+    """A name's key in `page_names`: folded, and a person's after their user id."""
+    folded = fold_name(name)
+    return folded if owner is None else f"{owner}{OWNER_SEPARATOR}{folded}"
 
 
 def page_of_row(row: sqlite3.Row | tuple[Any, ...]) -> Page:
     """The page of a row of PAGE_COLUMNS."""
-    (id_, name, kind, text, created, updated, revision, deleted, aliases) = row
+    (id_, name, kind, text, created, updated, revision, deleted, aliases, owner) = row
     return Page(
         id_,
         name,
@@ -76,6 +91,7 @@ def page_of_row(row: sqlite3.Row | tuple[Any, ...]) -> Page:
         updated,
         revision,
         deleted,
+        owner,
     )
 
 
@@ -89,33 +105,51 @@ def get_page(connection: sqlite3.Connection, page_id: int) -> Page:
     return page_of_row(row)
 
 
-def find_page(connection: sqlite3.Connection, name: str) -> Page | None:
-    """Return the page with `name` as its name or alias (deleted ones too)."""
+def page_named(
+    connection: sqlite3.Connection, name: str, owner: str | None
+) -> Page | None:
+    """Return `owner`'s page (None: the household's) named `name` (deleted ones too)."""
     if fold_name(name) == PROFILE:
-        return profile_page(connection)
+        return profile_page(connection, owner)
     row = connection.execute(
         f"SELECT {PAGE_COLUMNS} FROM pages WHERE id = "
         "(SELECT page FROM page_names WHERE folded = ?)",
-        (fold_name(name),),
+        (name_key(name, owner),),
     ).fetchone()
     return None if row is None else page_of_row(row)
 
 
-def profile_page(connection: sqlite3.Connection) -> Page | None:
-    """Return the profile, if it was ever written."""
+def find_page(
+    connection: sqlite3.Connection, name: str, user_id: str | None = None
+) -> Page | None:
+    """Return the page named `name` that `user_id` reads: their own, else the household's."""
+    if user_id is not None and (own := page_named(connection, name, user_id)):
+        return own
+    return page_named(connection, name, None)
+
+
+def profile_page(
+    connection: sqlite3.Connection, user_id: str | None = None
+) -> Page | None:
+    """Return the household's profile, or a person's, if it was ever written."""
     row = connection.execute(
-        f"SELECT {PAGE_COLUMNS} FROM pages WHERE kind = ?", (PROFILE,)
+        f"SELECT {PAGE_COLUMNS} FROM pages WHERE kind = ? AND user_id IS ?",
+        (PROFILE, user_id),
     ).fetchone()
     return None if row is None else page_of_row(row)
 
 
-def list_pages(connection: sqlite3.Connection) -> tuple[list[Page], list[Page]]:
-    """Return the live pages (profile first, then by name) and the deleted ones."""
+def list_pages(
+    connection: sqlite3.Connection, reader: Reader = HOUSEHOLD_READER
+) -> tuple[list[Page], list[Page]]:
+    """Return the live pages `reader` may read (profiles first, then by name), and the deleted ones."""
+    readable, params = reader.condition("user_id")
     rows = [
         page_of_row(row)
         for row in connection.execute(
-            f"SELECT {PAGE_COLUMNS} FROM pages ORDER BY kind != ?, name COLLATE NOCASE",
-            (PROFILE,),
+            f"SELECT {PAGE_COLUMNS} FROM pages WHERE {readable}"
+            " ORDER BY kind != ?, user_id IS NOT NULL, name COLLATE NOCASE",
+            (*params, PROFILE),
         )
     ]
     return (
@@ -142,12 +176,12 @@ def is_tombstoned(connection: sqlite3.Connection, name: str) -> bool:
 
 
 def page_names(connection: sqlite3.Connection, limit: int) -> list[str]:
-    """The names of the live pages other than the profile, recently updated first."""
+    """The names of the household's live pages but its profile, recently updated first."""
     return [
         row[0]
         for row in connection.execute(
             "SELECT name FROM pages WHERE deleted_at IS NULL AND kind != ? "
-            "ORDER BY updated_at DESC LIMIT ?",
+            "AND user_id IS NULL ORDER BY updated_at DESC LIMIT ?",
             (PROFILE, limit),
         )
     ]

@@ -15,13 +15,14 @@ from .page_reads import (
     PAGE_KINDS,
     PROFILE_NAME,
     Page,
-    find_page,
     get_page,
     is_tombstoned,
+    name_key,
+    page_named,
     profile_page,
 )
 from .revisions import index_page, latest_aliases, revise
-from .text import PROFILE, add_note, note_line, unlink
+from .text import PROFILE, add_note, line_key, note_line, unlink
 
 # A page's name or alias: one line, short enough for the model's index.
 NAME_CHARS: Final = 80
@@ -44,12 +45,12 @@ def check_name(name: str) -> str:
 
 
 def _check_name_free(
-    connection: sqlite3.Connection, name: str, page_id: int | None = None
+    connection: sqlite3.Connection, name: str, page_id: int, owner: str | None
 ) -> str:
-    """Return the folded name, or raise when it is not a name or another page holds it."""
-    key = fold_name(check_name(name))
-    if key == PROFILE:
+    """Return the name's key, or raise when it is no name or another of `owner`'s pages holds it."""
+    if fold_name(check_name(name)) == PROFILE:
         raise PageError("name_taken", f"{name!r} is the household's profile")
+    key = name_key(name, owner)
     row = connection.execute(
         "SELECT page FROM page_names WHERE folded = ?", (key,)
     ).fetchone()
@@ -61,10 +62,13 @@ def _check_name_free(
 def set_names(
     connection: sqlite3.Connection, page_id: int, name: str, aliases: list[str]
 ) -> tuple[str, ...]:
-    """Give the page these names (checked free), replacing the old ones."""
-    keys = {_check_name_free(connection, name, page_id): check_name(name)}
+    """Give the page these names (checked free among its owner's), replacing the old ones."""
+    (owner,) = connection.execute(
+        "SELECT user_id FROM pages WHERE id = ?", (page_id,)
+    ).fetchone()
+    keys = {_check_name_free(connection, name, page_id, owner): check_name(name)}
     for alias in aliases:
-        key = _check_name_free(connection, alias, page_id)
+        key = _check_name_free(connection, alias, page_id, owner)
         if key not in keys:
             keys[key] = check_name(alias)
     connection.execute("DELETE FROM page_names WHERE page = ?", (page_id,))
@@ -90,8 +94,12 @@ def create_page(
     run: int | None = None,
     source: str | None = None,
     allow_tombstoned: bool = False,
+    user_id: str | None = None,
 ) -> Page:
-    """Create a page; a tombstoned name only when a person asks for it."""
+    """Create `user_id`'s page (None: the household's).
+
+    A tombstoned name only when a person asks for it.
+    """
     name = check_name(name)
     if kind not in PAGE_KINDS:
         raise PageError("invalid_type", f"a page's type is one of {PAGE_KINDS}")
@@ -106,34 +114,36 @@ def create_page(
                 "DELETE FROM tombstones WHERE folded = ?", (fold_name(each),)
             )
     cursor = connection.execute(
-        "INSERT INTO pages (name, kind, text, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?)",
-        (name, kind, text, now, now),
+        "INSERT INTO pages (name, kind, text, created_at, updated_at, user_id) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (name, kind, text, now, now, user_id),
     )
     page_id = int(cursor.lastrowid or 0)
     set_names(connection, page_id, name, aliases)
     return revise(connection, page_id, now, author, run=run, source=source)
 
 
-def ensure_profile(connection: sqlite3.Connection, now: float) -> Page:
-    """Return the household's profile page, created empty when there is none."""
-    if (page := profile_page(connection)) is not None:
+def ensure_profile(
+    connection: sqlite3.Connection, now: float, user_id: str | None = None
+) -> Page:
+    """Return the household's profile, or a person's, created empty when there is none."""
+    if (page := profile_page(connection, user_id)) is not None:
         return page
     cursor = connection.execute(
-        "INSERT INTO pages (name, kind, text, created_at, updated_at) "
-        "VALUES (?, ?, '', ?, ?)",
-        (PROFILE_NAME, PROFILE, now, now),
+        "INSERT INTO pages (name, kind, text, created_at, updated_at, user_id) "
+        "VALUES (?, ?, '', ?, ?, ?)",
+        (PROFILE_NAME, PROFILE, now, now, user_id),
     )
     return get_page(connection, int(cursor.lastrowid or 0))
 
 
 def _page_to_note_on(
-    connection: sqlite3.Connection, page_name: str, now: float
+    connection: sqlite3.Connection, page_name: str, now: float, owner: str | None
 ) -> Page | None:
-    """The page a note goes on; None when it is new. Raises for a forbidden one."""
+    """`owner`'s page a note goes on; None when it is new. Raises for a forbidden one."""
     if fold_name(page_name) == PROFILE:
-        return ensure_profile(connection, now)
-    if (page := find_page(connection, page_name)) is None:
+        return ensure_profile(connection, now, owner)
+    if (page := page_named(connection, page_name, owner)) is None:
         if is_tombstoned(connection, page_name):
             raise PageError(
                 "tombstoned",
@@ -160,11 +170,12 @@ def remember(
     author: str = "remember",
     kind: str = "other",
     source: str | None = None,
+    user_id: str | None = None,
 ) -> tuple[Page, bool]:
-    """Append a dated note to a page, creating the page when needed.
+    """Append a dated note to `user_id`'s page (None: the household's).
 
-    Returns the page and whether a note was added: the same note on the same
-    day is not added twice.
+    The page is created when needed. Returns the page and whether a note was
+    added: the same note on the same day is not added twice.
     """
     fact = " ".join(fact.split())
     if not fact:
@@ -176,7 +187,7 @@ def remember(
         )
     page_name = check_name(page_name)
     line = note_line(day, fact)
-    page = _page_to_note_on(connection, page_name, now)
+    page = _page_to_note_on(connection, page_name, now, user_id)
     if page is None:
         page = create_page(
             connection,
@@ -187,6 +198,7 @@ def remember(
             now=now,
             author=author,
             source=source,
+            user_id=user_id,
         )
         return page, True
     if fold_name(line) in {fold_name(existing) for existing in page.text.splitlines()}:
@@ -246,7 +258,7 @@ def rename_page(
     if page.deleted_at is not None:
         raise PageError("deleted", f"the page {page.name!r} is deleted")
     name = check_name(name)
-    _check_name_free(connection, name, page_id)
+    _check_name_free(connection, name, page_id, page.user_id)
     aliases = [alias for alias in page.aliases if fold_name(alias) != fold_name(name)]
     if fold_name(page.name) != fold_name(name):
         aliases.append(page.name)
@@ -349,11 +361,67 @@ def delete_forever(
 def restore_revision(
     connection: sqlite3.Connection, page_id: int, revision: int, now: float
 ) -> Page:
-    """Make an earlier revision's text and type the page's latest revision."""
+    """Make an earlier revision's text, type and owner the page's latest revision."""
     row = connection.execute(
-        "SELECT kind, text FROM page_revisions WHERE id = ? AND page = ?",
+        "SELECT kind, text, user_id FROM page_revisions WHERE id = ? AND page = ?",
         (revision, page_id),
     ).fetchone()
     if row is None:
         raise PageError("not_found", f"page {page_id} has no revision {revision}")
+    if row[2] != get_page(connection, page_id).user_id:
+        move_page(connection, page_id, row[2], now)
     return edit_page(connection, page_id, now, "person", kind=row[0], text=row[1])
+
+
+def move_page(
+    connection: sqlite3.Connection, page_id: int, user_id: str | None, now: float
+) -> Page:
+    """Make the page `user_id`'s (None: the household's), as a new revision.
+
+    Its names move with it, and must be free among the new owner's pages. A
+    profile stays whose it is: each person, and the household, has one.
+    """
+    page = get_page(connection, page_id)
+    if page.is_profile:
+        raise PageError("profile", "a profile stays whose it is")
+    if page.deleted_at is not None:
+        raise PageError("deleted", f"the page {page.name!r} is deleted")
+    if page.user_id == user_id:
+        return page
+    connection.execute("UPDATE pages SET user_id = ? WHERE id = ?", (user_id, page_id))
+    set_names(connection, page_id, page.name, list(page.aliases))
+    return revise(connection, page_id, now, "person", note="moved")
+
+
+def forget_fact(
+    connection: sqlite3.Connection,
+    page_name: str,
+    fact: str,
+    now: float,
+    user_id: str,
+) -> tuple[Page, int]:
+    """Remove the lines of `user_id`'s own page that say `fact`, as a new revision.
+
+    "Forget that": only a person's own pages, never the household's or
+    another's; a line says the fact when its words hold the fact's words.
+    Returns the page and how many lines went.
+    """
+    page = page_named(connection, page_name, user_id)
+    if page is None or page.deleted_at is not None:
+        raise PageError("not_found", f"you have no page {page_name!r}")
+    said = line_key(fact)
+    if not said:
+        raise PageError("invalid_fact", "say which fact to forget")
+    lines = page.text.splitlines()
+    kept = [
+        line
+        for line in lines
+        if line.lstrip().startswith("#") or said not in line_key(line)
+    ]
+    if len(kept) == len(lines):
+        raise PageError("not_found", f"nothing on {page.name!r} says {fact!r}")
+    connection.execute(
+        "UPDATE pages SET text = ? WHERE id = ?", ("\n".join(kept) + "\n", page.id)
+    )
+    page = revise(connection, page.id, now, "person", note="forgotten on request")
+    return page, len(lines) - len(kept)

@@ -21,6 +21,7 @@ _REVISION_FIELDS: Final = {
     "text": "text",
     "run_id": "run",
     "source": "source",
+    "user_id": "user_id",
 }
 
 
@@ -48,7 +49,7 @@ def revise(
     page = get_page(connection, page_id)
     cursor = connection.execute(
         "INSERT INTO page_revisions (page, at, author, name, kind, aliases, text, "
-        "run, source, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "run, source, note, user_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             page_id,
             now,
@@ -60,6 +61,7 @@ def revise(
             run,
             source,
             note,
+            page.user_id,
         ),
     )
     connection.execute(

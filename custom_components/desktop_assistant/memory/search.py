@@ -6,6 +6,7 @@ Functions of a database connection, run on the store's thread.
 import sqlite3
 from typing import Final
 
+from ..reader import Reader
 from ..text import ALL_STOP_WORDS, words
 from .errors import PageError
 from .page_reads import Page, find_page, get_page
@@ -18,13 +19,15 @@ RECALL_COUNT: Final = 50
 COMMON_WORD_PAGES: Final = 200
 
 
-def recall(connection: sqlite3.Connection, query: str) -> tuple[list[Page], int]:
-    """Return pages by exact name or alias first, then by word search.
+def recall(
+    connection: sqlite3.Connection, query: str, user_id: str | None = None
+) -> tuple[list[Page], int]:
+    """Return pages `user_id` reads by exact name or alias first, then by word search.
 
     Returns the pages and how many more matched than are returned.
     """
     found: list[Page] = []
-    exact = find_page(connection, query)
+    exact = find_page(connection, query, user_id)
     if exact is not None and exact.deleted_at is None:
         found.append(exact)
     terms = [word for word in words(query) if word not in ALL_STOP_WORDS]
@@ -35,7 +38,7 @@ def recall(connection: sqlite3.Connection, query: str) -> tuple[list[Page], int]
         )
     more = 0
     if terms:
-        hits = _search(connection, terms)
+        hits = _search(connection, terms, Reader(user_id))
         exact_id = found[0].id if found else None
         others = [page_id for page_id in hits if page_id != exact_id]
         shown = others[: RECALL_PAGES - len(found)]
@@ -44,8 +47,10 @@ def recall(connection: sqlite3.Connection, query: str) -> tuple[list[Page], int]
     return found, more
 
 
-def _search(connection: sqlite3.Connection, terms: list[str]) -> list[int]:
-    """Return the ids of pages matching any of the words, best first.
+def _search(
+    connection: sqlite3.Connection, terms: list[str], reader: Reader
+) -> list[int]:
+    """Return the ids of pages `reader` reads matching any of the words, best first.
 
     Ranking (bm25) costs time per match, so words found on many pages are
     left out when rarer ones are asked for too; a query of common words
@@ -67,15 +72,20 @@ def _search(connection: sqlite3.Connection, terms: list[str]) -> list[int]:
             ).fetchone()
         return int(row[0] or 0) if row else 0
 
+    readable, params = reader.condition("pages.user_id")
+    matching = (
+        "SELECT page_search.rowid FROM page_search JOIN pages"
+        " ON pages.id = page_search.rowid"
+        f" WHERE page_search MATCH ? AND {readable}"
+    )
     counted = sorted((pages_with(term), term) for term in dict.fromkeys(terms))
     rare = [term for count, term in counted if 0 < count <= COMMON_WORD_PAGES]
     if rare:
         return [
             row[0]
             for row in connection.execute(
-                "SELECT rowid FROM page_search WHERE page_search MATCH ? "
-                "ORDER BY rank LIMIT ?",
-                (" OR ".join(map(expression, rare)), RECALL_COUNT),
+                f"{matching} ORDER BY rank LIMIT ?",
+                (" OR ".join(map(expression, rare)), *params, RECALL_COUNT),
             )
         ]
     common = [term for count, term in counted if count]
@@ -84,9 +94,8 @@ def _search(connection: sqlite3.Connection, terms: list[str]) -> list[int]:
     return [
         row[0]
         for row in connection.execute(
-            "SELECT rowid FROM page_search WHERE page_search MATCH ? "
-            "ORDER BY rowid DESC LIMIT ?",
-            (expression(common[0]), RECALL_COUNT),
+            f"{matching} ORDER BY page_search.rowid DESC LIMIT ?",
+            (expression(common[0]), *params, RECALL_COUNT),
         )
     ]
 

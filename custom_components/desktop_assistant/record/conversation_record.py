@@ -37,7 +37,7 @@ from ..const import (
     DOMAIN,
 )
 from ..store import Store, StoreError
-from . import database
+from . import database, deletion
 from .entries import turn_entries, user_entry
 from .models import Channel, ConversationStart, Entry, TurnWrite
 from .write_queue import WriteQueue
@@ -166,6 +166,7 @@ class Record:
             device_id=device_id,
             device_name=device_name,
             language=user_input.language,
+            user_id=user_input.context.user_id,
         )
         self._running[conversation_id] += 1
         return TurnRecording(
@@ -224,7 +225,7 @@ class Record:
         if self.in_progress(conversation_id):
             raise InProgress(conversation_id)
         return await self.async_run_write(
-            lambda connection: database.delete_conversation(
+            lambda connection: deletion.delete_conversation(
                 connection, conversation_id
             ),
             f"deleting conversation {conversation_id}",
@@ -235,7 +236,7 @@ class Record:
         cutoff = (dt_util.utcnow() - timedelta(days=days)).timestamp()
         keep = list(self._running)
         return await self.async_run_write(
-            lambda connection: database.delete_conversations_before(
+            lambda connection: deletion.delete_conversations_before(
                 connection, cutoff, keep
             ),
             "deleting old conversations",
@@ -256,7 +257,7 @@ class Record:
         default = (now - timedelta(days=DEFAULT_RETENTION_DAYS)).timestamp()
         keep = list(self._running)
         deleted = await self.async_run_write(
-            lambda connection: database.delete_inactive_since(
+            lambda connection: deletion.delete_inactive_since(
                 connection, cutoffs, default, keep
             ),
             "applying retention",

@@ -6,6 +6,7 @@ import json
 import sqlite3
 from typing import Any, Final
 
+from ..reader import Reader
 from ..store import transaction
 from ..text import valid_unicode
 from .models import Entry, TurnWrite
@@ -13,13 +14,16 @@ from .search import argument_values
 
 # How many characters of the first thing said a conversation list shows.
 FIRST_WORDS: Final = 120
+# The owner filter's value for the household's conversations (no user id is
+# empty).
+HOUSEHOLD_OWNER: Final = ""
 
 CONVERSATION_COLUMNS: Final = f"""
     c.id, c.conversation_id, c.agent_id, c.channel, c.device_id, c.device_name,
     c.language, c.started_at, c.last_activity_at, c.status,
     (SELECT substr(text, 1, {FIRST_WORDS}) FROM entries
      WHERE conversation = c.id AND kind = 'user' ORDER BY id LIMIT 1),
-    c.activity
+    c.activity, c.user_id
 """
 
 
@@ -48,6 +52,7 @@ def conversation_summary(row: Sequence[Any]) -> dict[str, Any]:
         "last_activity_at": iso(row[8]),
         "status": row[9],
         "first_words": row[10],
+        "user_id": row[12],
     }
 
 
@@ -94,8 +99,8 @@ def _insert_conversation(
     (conversation,) = connection.execute(
         "INSERT INTO conversations (conversation_id, agent_id,"
         " config_entry_id, channel, device_id, device_name, language,"
-        " started_at, last_activity_at, activity)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        " started_at, last_activity_at, activity, user_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             storable(start.conversation_id),
             storable(start.agent_id),
@@ -107,6 +112,7 @@ def _insert_conversation(
             min((entry.at for entry in write.entries), default=write.at),
             write.at,
             activity,
+            start.user_id,
         ),
     ).fetchone()
     return int(conversation)
@@ -220,16 +226,21 @@ def select_conversations(
     match: str | None,
     filters: Iterable[tuple[str, Any]],
     *,
+    reader: Reader,
     limit: int,
     before: int | None = None,
 ) -> list[tuple[Any, ...]]:
-    """Rows of CONVERSATION_COLUMNS matching `match`, newest activity first.
+    """Rows of CONVERSATION_COLUMNS matching `match` that `reader` may read.
 
-    Each filter is a condition with one `?` and its value; one whose value is
-    None is left out. `before` is an activity: only older ones are read.
+    Newest activity first. Each filter is a condition with one `?` and its
+    value; one whose value is None is left out. `before` is an activity:
+    only older ones are read.
     """
     source, order, params = matching(match)
-    where = ["conversation_search MATCH ?"] if match is not None else ["1"]
+    readable, params_of_reader = reader.condition("c.user_id")
+    where = ["conversation_search MATCH ?"] if match is not None else []
+    where.append(readable)
+    params += params_of_reader
     if before is not None:
         where.append(f"{order} < ?")
         params.append(before)
@@ -247,23 +258,31 @@ def select_conversations(
 def list_conversations(
     connection: sqlite3.Connection,
     *,
+    reader: Reader,
     limit: int,
     before: int | None = None,
     channel: str | None = None,
     device_id: str | None = None,
+    owner: str | None = None,
     match: str | None = None,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """A page of conversations, newest activity first, and where the next starts.
 
     `before` is the activity of the last conversation of the previous page;
     the filters hold across pages because they are applied in the same query
-    as the cursor.
+    as the cursor. `owner` is a user id, or HOUSEHOLD_OWNER for the
+    household's conversations.
     """
     # One more than a page: whether it is there says if another page follows.
     rows = select_conversations(
         connection,
         match,
-        (("c.channel = ?", channel), ("c.device_id = ?", device_id)),
+        (
+            ("c.channel = ?", channel),
+            ("c.device_id = ?", device_id),
+            ("coalesce(c.user_id, '') = ?", owner),
+        ),
+        reader=reader,
         limit=limit + 1,
         before=before,
     )
@@ -354,62 +373,6 @@ def entry_dict(row: Sequence[Any]) -> dict[str, Any]:
     return entry
 
 
-def delete_conversation(connection: sqlite3.Connection, conversation_id: str) -> bool:
-    """Delete a conversation, its entries and its words; False when unknown."""
-    with transaction(connection):
-        deleted = connection.execute(
-            "DELETE FROM conversations WHERE conversation_id = ?", (conversation_id,)
-        ).rowcount
-    return deleted > 0
-
-
-def delete_inactive_since(
-    connection: sqlite3.Connection,
-    cutoffs: Iterable[tuple[str, float]],
-    default_cutoff: float | None,
-    keep: Iterable[str] = (),
-) -> int:
-    """Delete conversations last active before their cutoff; return how many.
-
-    `cutoffs` gives a cutoff per config entry; conversations of other entries
-    (removed ones) use `default_cutoff`, None keeping them. Conversations in
-    `keep` (a turn is running) stay.
-    """
-    keep = list(keep)
-    kept = f"conversation_id NOT IN ({','.join('?' * len(keep))})"
-    deleted = 0
-    known: list[str] = []
-    with transaction(connection):
-        for entry_id, cutoff in cutoffs:
-            known.append(entry_id)
-            deleted += connection.execute(
-                f"DELETE FROM conversations WHERE config_entry_id = ?"
-                f" AND last_activity_at < ? AND {kept}",
-                (entry_id, cutoff, *keep),
-            ).rowcount
-        if default_cutoff is not None:
-            others = f"config_entry_id NOT IN ({','.join('?' * len(known))})"
-            deleted += connection.execute(
-                f"DELETE FROM conversations WHERE (config_entry_id IS NULL"
-                f" OR {others}) AND last_activity_at < ? AND {kept}",
-                (*known, default_cutoff, *keep),
-            ).rowcount
-    return deleted
-
-
-def delete_conversations_before(
-    connection: sqlite3.Connection, cutoff: float, keep: Iterable[str] = ()
-) -> int:
-    """Delete every conversation last active before `cutoff`, except `keep`."""
-    keep = list(keep)
-    with transaction(connection):
-        return connection.execute(
-            "DELETE FROM conversations WHERE last_activity_at < ?"
-            f" AND conversation_id NOT IN ({','.join('?' * len(keep))})",
-            (cutoff, *keep),
-        ).rowcount
-
-
 def active_conversations(
     connection: sqlite3.Connection,
 ) -> list[tuple[str, str | None, float]]:
@@ -444,12 +407,13 @@ def find_conversations(
     connection: sqlite3.Connection,
     match: str,
     *,
+    reader: Reader,
     start: float | None,
     end: float | None,
     exclude: str | None,
     limit: int,
 ) -> list[tuple[dict[str, Any], list[str]]]:
-    """Conversations matching `match` and active within [start, end).
+    """Conversations `reader` may read matching `match`, active within [start, end).
 
     Newest first, each with the texts snippets may come from (never tool
     results).
@@ -462,6 +426,7 @@ def find_conversations(
             ("c.started_at < ?", end),
             ("c.conversation_id != ?", exclude),
         ),
+        reader=reader,
         limit=limit,
     )
     found = []

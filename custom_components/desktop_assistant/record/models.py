@@ -43,6 +43,8 @@ class ConversationStart:
     device_id: str | None
     device_name: str | None
     language: str | None
+    # Whose it is: the user who typed it; None for the household's.
+    user_id: str | None = None
 
 
 @dataclass(slots=True)

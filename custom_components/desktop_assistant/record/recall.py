@@ -9,6 +9,7 @@ from homeassistant.util import dt as dt_util
 import probatio as vol
 
 from ..const import DOMAIN
+from ..reader import Reader, asker
 from ..runtime import DATA_RECORD
 from ..store import StoreError
 from . import database
@@ -59,11 +60,12 @@ async def async_recall(
     record: Record,
     query: str,
     *,
+    reader: Reader,
     start: float | None = None,
     end: float | None = None,
     exclude: str | None = None,
 ) -> list[dict[str, Any]]:
-    """At most 5 conversations with the query's words, newest first.
+    """At most 5 conversations `reader` may read with the query's words, newest first.
 
     `start` and `end` are timestamps (see `day_bounds`). Conversations with
     all the words are preferred; when none has them all, those with any of
@@ -89,6 +91,7 @@ async def async_recall(
             lambda connection, match=match: database.find_conversations(
                 connection,
                 match,
+                reader=reader,
                 start=start,
                 end=end,
                 exclude=exclude,
@@ -143,7 +146,11 @@ class RecallConversationsTool(llm.Tool):
         tool_input: llm.ToolInput,
         llm_context: llm.LLMContext,
     ) -> llm.ToolResult:
-        """Answer the found conversations, or `error: ...` text."""
+        """Answer the found conversations the asker may read, or `error: ...` text.
+
+        The asker is the turn's user: a turn with none (a voice) reads only
+        the household's conversations.
+        """
         arguments = tool_input.tool_args
         session = chat_session.current_session.get()
         try:
@@ -153,6 +160,7 @@ class RecallConversationsTool(llm.Tool):
             conversations = await async_recall(
                 hass.data[DATA_RECORD],
                 str(arguments.get("query") or ""),
+                reader=Reader(asker(llm_context)),
                 start=start,
                 end=end,
                 exclude=session.conversation_id if session else None,

@@ -69,7 +69,15 @@ ALTER TABLE entries ADD COLUMN server TEXT;
 ALTER TABLE entries ADD COLUMN model TEXT;
 """
 
+# Whose each conversation is (issue 38): the user who typed it, NULL for
+# the household's. Conversations recorded before are the household's.
+OWNER_V11: Final = """
+ALTER TABLE conversations ADD COLUMN user_id TEXT;
+CREATE INDEX conversations_by_user ON conversations (user_id, activity);
+"""
+
 SCHEMA: Final = (
     Migration(1, "conversation record", RECORD_V1),
     Migration(4, "the server and model of each reply", ANSWERED_BY_V4),
+    Migration(11, "whose each conversation is", OWNER_V11),
 )

@@ -15,6 +15,7 @@ from homeassistant.core import HomeAssistant, callback
 import probatio as vol
 
 from ..const import DOMAIN
+from ..reader import CURATOR
 from ..runtime import DATA_RECORD
 from ..text import words
 from ..websocket_commands import ERR_IN_PROGRESS, Refused, admin_command
@@ -23,6 +24,8 @@ from .conversation_record import InProgress
 from .search import MAX_WORDS, match_expression
 
 MAX_LIMIT: Final = 100
+# The owner filter's word for the household's conversations.
+HOUSEHOLD: Final = "household"
 # A cursor is an activity number: an SQLite integer, written in digits.
 MAX_CURSOR: Final = 2**63 - 1
 
@@ -43,6 +46,11 @@ def decode_cursor(text: str) -> int:
     if (cursor := int(text)) > MAX_CURSOR:
         raise ValueError(text)
     return cursor
+
+
+def owner_filter(owner: str | None) -> str | None:
+    """The list's owner filter: `household`, a user id, or none."""
+    return database.HOUSEHOLD_OWNER if owner == HOUSEHOLD else owner
 
 
 @callback
@@ -67,12 +75,18 @@ def async_register_commands(hass: HomeAssistant) -> None:
         vol.Optional("channel"): vol.In(["voice", "text"]),
         vol.Optional("query"): str,
         vol.Optional("device_id"): str,
+        # A user id, or `household` for the conversations of no user.
+        vol.Optional("owner"): str,
     }
 )
 async def websocket_list_conversations(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> dict[str, Any]:
-    """A page of conversations, newest activity first, with its `next` cursor."""
+    """A page of conversations, newest activity first, with its `next` cursor.
+
+    An administrator curates: every member's conversations, each with whose
+    it is (`user_id`, None for the household's).
+    """
     record = hass.data[DATA_RECORD]
     try:
         before = decode_cursor(msg["before"]) if "before" in msg else None
@@ -90,10 +104,12 @@ async def websocket_list_conversations(
     conversations, following = await record.async_read(
         lambda db: database.list_conversations(
             db,
+            reader=CURATOR,
             limit=msg["limit"],
             before=before,
             channel=msg.get("channel"),
             device_id=msg.get("device_id"),
+            owner=owner_filter(msg.get("owner")),
             match=match_expression(words_of_query) if words_of_query else None,
         )
     )

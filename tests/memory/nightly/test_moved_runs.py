@@ -17,7 +17,6 @@ from homeassistant.setup import async_setup_component
 
 from custom_components.desktop_assistant import SCHEMAS
 from custom_components.desktop_assistant.const import DOMAIN
-from custom_components.desktop_assistant.memory import pages
 from custom_components.desktop_assistant.memory.nightly import runs as nightly_runs
 from custom_components.desktop_assistant.store import DB_FILE, in_order, transaction
 from custom_components.desktop_assistant.store.store import connect
@@ -33,26 +32,31 @@ def migrated_to(path: Path, version: int) -> sqlite3.Connection:
     return connect(path, tuple(m for m in in_order(SCHEMAS) if m.version < version))
 
 
-def created(connection: sqlite3.Connection, name: str, run: int) -> pages.Page:
-    """A page a run created, with the run's record of it."""
-    page = pages.create_page(
-        connection,
-        name,
-        "person",
-        text=f"{name} is Sara's friend.\n",
-        aliases=[],
-        now=900.0,
-        author="nightly",
-        run=run,
+def created(connection: sqlite3.Connection, name: str, run: int) -> int:
+    """A page a run created, as that schema's code wrote it, with the run's record."""
+    text = f"{name} is Sara's friend.\n"
+    (page_id,) = connection.execute(
+        "INSERT INTO pages (name, kind, text, created_at, updated_at, revision)"
+        " VALUES (?, 'person', ?, 900.0, 900.0, 1) RETURNING id",
+        (name, text),
+    ).fetchone()
+    connection.execute(
+        "INSERT INTO page_names VALUES (?, ?, ?, 0)", (name.lower(), page_id, name)
+    )
+    (revision,) = connection.execute(
+        "INSERT INTO page_revisions (page, at, author, name, kind, aliases, text, run)"
+        " VALUES (?, 900.0, 'nightly', ?, 'person', '[]', ?, ?) RETURNING id",
+        (page_id, name, text, run),
+    ).fetchone()
+    connection.execute(
+        "UPDATE pages SET revision = ? WHERE id = ?", (revision, page_id)
     )
     nightly_runs.record_change(
         connection,
         run,
-        nightly_runs.PageChange(
-            page.id, page.name, "create", None, page.text, None, page.revision
-        ),
+        nightly_runs.PageChange(page_id, name, "create", None, text, None, revision),
     )
-    return page
+    return page_id
 
 
 def runs_before_the_registry(path: Path) -> None:

@@ -56,7 +56,10 @@ def memory_state(
 def pages_to_consolidate(
     connection: sqlite3.Connection, since_revision: int, limit: int
 ) -> list[Page]:
-    """The profile and the pages changed since the last tidy-up, newest first."""
+    """The household's profile and pages changed since the last tidy-up, newest first.
+
+    A person's pages are never shown to a plan of the household's.
+    """
     profile = profile_page(connection)
     rows = connection.execute(
         "SELECT DISTINCT page FROM page_revisions WHERE id > ? ORDER BY id DESC",
@@ -65,7 +68,12 @@ def pages_to_consolidate(
     pages: list[Page] = [profile] if profile is not None else []
     for (page_id,) in rows:
         page = get_page(connection, page_id)
-        if page.deleted_at is None and not page.is_profile and len(pages) < limit:
+        if (
+            page.deleted_at is None
+            and not page.is_profile
+            and page.user_id is None
+            and len(pages) < limit
+        ):
             pages.append(page)
     return pages
 

@@ -17,8 +17,7 @@ from ...record import Record, database
 from ...server.generate import GenerationError, Generator
 from ..errors import PageError
 from ..memory import Memory
-from ..page_reads import find_page, page_names
-from ..pages import remember
+from ..page_reads import page_names
 from . import extraction, runs
 from .prompts import (
     EXTRACT_CHARS,
@@ -154,24 +153,12 @@ async def _async_note(
     """Write a note and, in the same transaction, the run's record of it."""
 
     def work(connection: sqlite3.Connection, now: float) -> bool:
-        before = find_page(connection, note["page"])
-        page, added = remember(
-            connection,
-            note["page"],
-            note["fact"],
-            day,
-            now,
-            author="extraction",
-            kind=note["type"],
-            source=transcript.conversation_id,
+        page, added, before = extraction.note_on_owners_page(
+            connection, note, day, now, transcript
         )
         if added:
             runs.record_note(
-                connection,
-                run.run_id,
-                page.id,
-                before.text if before else None,
-                transcript.conversation_id,
+                connection, run.run_id, page.id, before, transcript.conversation_id
             )
         return added
 

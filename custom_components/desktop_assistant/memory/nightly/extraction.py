@@ -14,6 +14,8 @@ import sqlite3
 from typing import Any, Final
 
 from ...text import fold_name
+from ..page_reads import Page, page_named
+from ..pages import remember
 
 # A conversation whose new user text is shorter than this is skipped.
 TRIVIAL_USER_CHARS: Final = 20
@@ -34,6 +36,8 @@ class Transcript:
     failures: int = 0
     lines: list[str] = field(default_factory=list)
     user_chars: int = 0
+    # Whose the conversation is: a member's user id; None for the household's.
+    user_id: str | None = None
 
     @property
     def trivial(self) -> bool:
@@ -110,6 +114,7 @@ def transcript_of(
         conversation["started_at"],
         read_up_to,
         failures,
+        user_id=conversation["user_id"],
     )
     for entry in conversation["entries"]:
         if entry["entry_id"] <= read_up_to:
@@ -176,3 +181,32 @@ def is_device_name(page: str, device_name: str | None) -> bool:
         fold_name(device_name),
         fold_name(device_name.split()[0]),
     }
+
+
+def note_on_owners_page(
+    connection: sqlite3.Connection,
+    note: dict[str, str],
+    day: str,
+    now: float,
+    transcript: Transcript,
+) -> tuple[Page, bool, str | None]:
+    """Write an extracted note where the conversation's owner keeps it.
+
+    A member's typed conversation notes on that member's pages only; the
+    household's (a satellite's, an automation's) on the household's only
+    (`reader.py`). Returns the page, whether the note was added, and the
+    page's text before.
+    """
+    before = page_named(connection, note["page"], transcript.user_id)
+    page, added = remember(
+        connection,
+        note["page"],
+        note["fact"],
+        day,
+        now,
+        author="extraction",
+        kind=note["type"],
+        source=transcript.conversation_id,
+        user_id=transcript.user_id,
+    )
+    return page, added, before.text if before else None

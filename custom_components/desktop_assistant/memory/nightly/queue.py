@@ -3,6 +3,7 @@
 from datetime import datetime
 from typing import Final
 
+from ...reader import CURATOR
 from ...record import Record, database
 from ..memory import Memory
 from . import extraction
@@ -21,7 +22,7 @@ async def async_queue_unread(record: Record, memory: Memory) -> None:
     while True:
         found, before = await record.async_read(
             lambda connection, cursor=before: database.list_conversations(
-                connection, limit=QUEUE_PAGE, before=cursor
+                connection, reader=CURATOR, limit=QUEUE_PAGE, before=cursor
             )
         )
         quiet = [
