@@ -168,6 +168,32 @@ async def test_a_reply_breaking_the_schema_is_the_usual_fault(
     assert speech(again) == "Back to normal."
 
 
+@pytest.mark.parametrize(
+    "agent_options",
+    [agent_options_with(**CONSTRAINED) | {CONF_LLM_HASS_API: ["notes"]}],
+)
+async def test_arguments_nested_deeper_than_python_reads_are_the_usual_fault(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    """Deeper than Python's recursion limit, as the native reader says it."""
+    keep = RecordingTool("keep", {vol.Optional("note"): dict}, "kept")
+    llm.async_register_api(
+        hass, ToolsAPI(hass=hass, id="notes", name="Notes", tools=[keep])
+    )
+    # A free object's schema leaves its inside unchecked; reading it is not.
+    deep = '{"a": ' * 5000 + "1" + "}" * 5000
+    agent.server.script = [
+        json_reply(f'{{"tool": "keep", "arguments": {{"note": {deep}}}}}', size=500)
+    ]
+    result = await agent.ask("Keep this note")
+
+    assert speech(result) == UNREADABLE
+    assert keep.calls == []
+    agent.server.script = [json_reply({"answer": "Back to normal."})]
+    again = await agent.ask("Are you there?", result.conversation_id)
+    assert speech(again) == "Back to normal."
+
+
 @pytest.mark.llm_apis(DOMAIN)
 @pytest.mark.parametrize(
     "agent_options",
