@@ -219,6 +219,8 @@ class LlamaServerStandIn:
     received_at: list[float] = field(default_factory=list)
     # What `GET /props` reports as the server's parallel slots.
     total_slots: int = 1
+    # Whether `GET /props` reports a template that can call tools; None: not said.
+    template_calls_tools: bool | None = None
     # `GET /health`'s status: 200 with the model loaded, 503 while it loads.
     health_status: int = 200
     # Set: `GET /health` never answers either (a machine going to sleep).
@@ -263,6 +265,15 @@ class LlamaServerStandIn:
                 "chat_template": "",
                 "build_info": "b6820-2a1b4c9d",
             }
+            | (
+                {}
+                if self.template_calls_tools is None
+                else {
+                    "chat_template_caps": {
+                        "supports_tool_calls": self.template_calls_tools
+                    }
+                }
+            )
         )
 
     async def handle_health(self, request: web.Request) -> web.StreamResponse:

@@ -131,6 +131,11 @@ def tool_instructions(tools: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def has_tool_part(message: dict[str, Any]) -> bool:
+    """Whether a chat message is a tool call or result, which such a template cannot render."""
+    return message["role"] == "tool" or bool(message.get("tool_calls"))
+
+
 def call_text(call: dict[str, Any]) -> str:
     """A native call as the JSON reply that makes it in constrained mode."""
     function = call["function"]
@@ -201,11 +206,18 @@ class RoundRequest:
     constrained: bool = field(default=False, init=False)
 
     def payload_for(self, server: Server) -> dict[str, Any]:
-        """The request body for `server`, by what its template can do."""
-        self.constrained = bool(self.tools) and uses_constrained(
-            self.option, server.runtime.health.props
-        )
+        """The request body for `server`, by what its template can do.
+
+        A round that offers no tool and holds no call (an AI task's) needs
+        nothing a template cannot render: it goes as asked, so a task's
+        structure holds and its text is no constrained reply's JSON.
+        """
         messages = self.messages()
+        self.constrained = (
+            bool(self.tools)
+            and (self.offer or any(has_tool_part(message) for message in messages))
+            and uses_constrained(self.option, server.runtime.health.props)
+        )
         if not self.constrained:
             return self.payload(messages, tools=self.tools if self.offer else None)
         return self.payload(
