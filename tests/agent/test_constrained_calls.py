@@ -5,7 +5,6 @@ token by token. The call runs as a native one does; the answer is heard
 without a quote of JSON; a reply that breaks the schema is the usual fault.
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -32,29 +31,13 @@ from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
     Reply,
-    chunk,
     error_body,
-    final_chunk,
+    json_reply,
     serve,
-    sse,
 )
 
 UNREADABLE = "Sorry, the language model sent an answer I could not read."
 CONSTRAINED = {CONF_TOOL_CALLS: TOOL_CALLS_CONSTRAINED}
-
-
-def json_reply(
-    reply: dict[str, Any] | str, size: int = 3, finish: str = "stop"
-) -> Reply:
-    """The reply's JSON text streamed `size` characters a token, as a grammar writes it."""
-    text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
-    events = [sse(chunk({"role": "assistant", "content": None}))]
-    events += [
-        sse(chunk({"content": text[start : start + size]}))
-        for start in range(0, len(text), size)
-    ]
-    events += [sse(final_chunk(finish)), sse("[DONE]")]
-    return Reply(events=events)
 
 
 @pytest.fixture

@@ -148,6 +148,20 @@ def text_reply(*pieces: str, thinking: str | None = None, **kwargs: Any) -> Repl
     return Reply(events=events, **kwargs)
 
 
+def json_reply(
+    reply: dict[str, Any] | str, size: int = 3, finish: str = "stop"
+) -> Reply:
+    """The reply's JSON text streamed `size` characters a token, as a grammar writes it."""
+    text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+    events = [sse(chunk({"role": "assistant", "content": None}))]
+    events += [
+        sse(chunk({"content": text[start : start + size]}))
+        for start in range(0, len(text), size)
+    ]
+    events += [sse(final_chunk(finish)), sse("[DONE]")]
+    return Reply(events=events)
+
+
 def tool_call_reply(
     *calls: tuple[str, str], fragments: int = 1, text: str | None = None
 ) -> Reply:
