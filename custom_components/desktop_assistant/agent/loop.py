@@ -22,7 +22,7 @@ from ..const import (
     CONF_TURN_TIMEOUT,
     TOOL_CALLS_AUTO,
 )
-from ..runtime import DATA_CONFIRMATIONS
+from ..runtime import DATA_CHAT, DATA_CONFIRMATIONS
 from ..server.client import LlamaServerError
 from ..server.constrained import ConstrainedAnswer
 from ..server.credentials import without_credentials
@@ -112,7 +112,12 @@ class ToolLoop:
             options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO),
             tools,
             offer,
-            partial(build_messages, chat_log.content, int(options[CONF_MAX_HISTORY])),
+            partial(
+                build_messages,
+                chat_log.content,
+                int(options[CONF_MAX_HISTORY]),
+                self._is_chat_thread(chat_log),
+            ),
             partial(
                 chat_payload,
                 options[CONF_MODEL],
@@ -123,6 +128,11 @@ class ToolLoop:
             int(options[CONF_MAX_TOKENS]),
             pointed_tools(tools, question, called),
         )
+
+    def _is_chat_thread(self, chat_log: conversation.ChatLog) -> bool:
+        """Whether the turn is a Chat thread's, which keeps earlier tool calls."""
+        chat = self.hass.data.get(DATA_CHAT)
+        return chat is not None and chat.in_progress(chat_log.conversation_id)
 
     async def _async_deltas(
         self,
