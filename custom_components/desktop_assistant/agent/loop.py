@@ -1,7 +1,7 @@
 """The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from functools import partial
 import logging
@@ -37,7 +37,13 @@ from ..server.generate import (
 )
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
-from .constrained import RoundRequest, pointed_tools, question_and_calls
+from .confirmation import held_by_agent, held_call
+from .constrained import (
+    CONSTRAINED_TOOL_ROUNDS,
+    RoundRequest,
+    pointed_tools,
+    question_and_calls,
+)
 from .messages import build_messages, format_tools
 from .spoken import async_fault_sentence
 from .tool_calls import tool_inputs_of
@@ -64,7 +70,8 @@ class ToolLoop:
 
         The turn's route (which servers, in order) is chosen by the caller.
         After `tool_rounds` rounds one more request goes without tools, which
-        makes the model answer in text. A generated answer (`expected`, an AI
+        makes the model answer in text; a server asked for constrained calls
+        gets at most CONSTRAINED_TOOL_ROUNDS. A generated answer (`expected`, an AI
         task's) may be asked as JSON of a structure; its faults raise a
         GenerationError instead of being said.
         """
@@ -73,14 +80,19 @@ class ToolLoop:
         turn.deadline = self.hass.loop.time() + float(options[CONF_TURN_TIMEOUT])
         tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
         offered = {tool["function"]["name"] for tool in tools}
-        tool_rounds = int(options[CONF_TOOL_ROUNDS])
-        for round_number in range(tool_rounds + 1):
+        held = held_by_agent(chat_log.llm_api)
+        tool_rounds, round_number = int(options[CONF_TOOL_ROUNDS]), 0
+        while round_number <= tool_rounds:
             offer = bool(tools) and round_number < tool_rounds
             request = self._round_request(chat_log, tools, offer, expected)
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
                 self._async_deltas(
-                    request, turn, offered if offer else set(), expected
+                    request,
+                    turn,
+                    offered if offer else set(),
+                    expected,
+                    partial(self._held_answer, chat_log, turn, request, held),
                 ),
             ):
                 pass
@@ -93,6 +105,9 @@ class ToolLoop:
                 or self.hass.data[DATA_CONFIRMATIONS].held_this_turn(chat_log)
             ):
                 break
+            if request.constrained:
+                tool_rounds = min(tool_rounds, CONSTRAINED_TOOL_ROUNDS)
+            round_number += 1
         if turn.timings:
             chat_log.async_trace({"timings": turn.timings})
         if (server := turn.route.answered) is not None:
@@ -134,17 +149,39 @@ class ToolLoop:
         chat = self.hass.data.get(DATA_CHAT)
         return chat is not None and chat.in_progress(chat_log.conversation_id)
 
+    def _held_answer(
+        self,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+        request: RoundRequest,
+        held: dict[str, llm.Tool],
+        tool_input: llm.ToolInput,
+    ) -> str | None:
+        """The answer of a call held for the person's yes; None to run it now.
+
+        A model asked for constrained calls cannot call tools well (it
+        cancelled timers when asked the time), so whatever it calls that
+        changes things waits for the yes; a native model keeps Home
+        Assistant's behaviour.
+        """
+        if not request.constrained or (tool := held.get(tool_input.tool_name)) is None:
+            return None
+        return self.hass.data[DATA_CONFIRMATIONS].hold(
+            chat_log, held_call(tool, tool_input.tool_args), turn.language
+        )
+
     async def _async_deltas(
         self,
         request: RoundRequest,
         turn: Turn,
         offered: set[str],
-        expected: Expected | None = None,
+        expected: Expected | None,
+        hold: Callable[[llm.ToolInput], str | None],
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text.
 
         A generated answer (`expected`) comes whole, once checked, and its
-        faults raise a GenerationError.
+        faults raise a GenerationError. `hold` says which calls wait for a yes.
         """
         assert turn.route is not None
         yield {"role": "assistant"}
@@ -192,7 +229,9 @@ class ToolLoop:
             return
         # The text joins the chat log with the calls, before they run.
         turn.unfinished = ""
-        async for delta in self._async_calls(turn, calls, offered, streamed_text):
+        async for delta in self._async_calls(
+            turn, calls, offered, streamed_text, hold
+        ):
             yield delta
 
     async def _async_generate(self, request: RoundRequest, turn: Turn) -> list[Delta]:
@@ -241,15 +280,38 @@ class ToolLoop:
         calls: list[ToolCallFragments],
         offered: set[str],
         streamed_text: bool,
+        hold: Callable[[llm.ToolInput], str | None],
     ) -> AsyncGenerator[Delta]:
-        """Hand the answer's tool calls to the chat log, after the announcement."""
-        tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
+        """Hand the answer's tool calls to the chat log, after the announcement.
+
+        A held call goes as one the agent answers itself (`external`): Home
+        Assistant does not run it, and its result asks for the yes.
+        """
+        checked, rejected = tool_inputs_of(calls, offered, turn.call_ids)
+        tool_inputs, held = [], []
+        for tool_input in checked:
+            if not tool_input.external and (answer := hold(tool_input)) is not None:
+                tool_input = llm.ToolInput(
+                    tool_input.tool_name,
+                    tool_input.tool_args,
+                    id=tool_input.id,
+                    external=True,
+                )
+                held.append((tool_input, answer))
+            tool_inputs.append(tool_input)
         if not turn.announced:
             runnable = [t.tool_name for t in tool_inputs if not t.external]
             if phrase := await turn.announce(runnable, turn.language):
                 turn.announced = turn.spoke = True
                 yield {"content": f" {phrase}" if streamed_text else phrase}
         yield {"tool_calls": tool_inputs}
+        for tool_input, answer in held:
+            yield {
+                "role": "tool_result",
+                "tool_call_id": tool_input.id,
+                "tool_name": tool_input.tool_name,
+                "result": llm.ToolResult(data={"result": answer}),
+            }
         for tool_input, error in rejected:
             yield {
                 "role": "tool_result",
