@@ -22,7 +22,8 @@ from ..const import (
     CONF_TURN_TIMEOUT,
     TOOL_CALLS_AUTO,
 )
-from ..runtime import DATA_CHAT, DATA_CONFIRMATIONS
+from ..llm import tool_examples
+from ..runtime import DATA_CHAT, DATA_CONFIRMATIONS, DATA_TOOLS
 from ..server.client import LlamaServerError
 from ..server.constrained import ConstrainedAnswer
 from ..server.credentials import without_credentials
@@ -38,13 +39,9 @@ from ..server.generate import (
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
 from .confirmation import held_by_agent, held_call
-from .constrained import (
-    CONSTRAINED_TOOL_ROUNDS,
-    RoundRequest,
-    pointed_tools,
-    question_and_calls,
-)
+from .constrained import CONSTRAINED_TOOL_ROUNDS, RoundRequest
 from .messages import build_messages, format_tools
+from .narrowing import pointed_tools, questions_of
 from .spoken import async_fault_sentence
 from .tool_calls import tool_inputs_of
 from .turn_state import Turn
@@ -122,7 +119,6 @@ class ToolLoop:
     ) -> RoundRequest:
         """One round's request: native or constrained calls, by each server's template."""
         options = self.options
-        question, called = question_and_calls(chat_log.content)
         return RoundRequest(
             options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO),
             tools,
@@ -141,7 +137,14 @@ class ToolLoop:
                 response_format=expected.response_format() if expected else None,
             ),
             int(options[CONF_MAX_TOKENS]),
-            pointed_tools(tools, question, called),
+            pointed_tools(
+                tools,
+                questions_of(chat_log.content),
+                tool_examples(
+                    chat_log.llm_api.tools if chat_log.llm_api else [],
+                    self.hass.data.get(DATA_TOOLS),
+                ),
+            ),
         )
 
     def _is_chat_thread(self, chat_log: conversation.ChatLog) -> bool:
@@ -183,15 +186,14 @@ class ToolLoop:
         A generated answer (`expected`) comes whole, once checked, and its
         faults raise a GenerationError. `hold` says which calls wait for a yes.
         """
-        assert turn.route is not None
         yield {"role": "assistant"}
         if expected is not None:
             for delta in await self._async_generate(request, turn):
                 yield delta
             return
-        # Made at the first chunk: how to read it depends on the server that answers.
-        answer: Answer | ConstrainedAnswer | None = None
+        answer: Answer | ConstrainedAnswer | None = None  # by the server that answers
         streamed_text = False
+        assert turn.route is not None
         try:
             async for chunk in turn.route.async_stream_chat(
                 request.payload_for,
@@ -229,9 +231,7 @@ class ToolLoop:
             return
         # The text joins the chat log with the calls, before they run.
         turn.unfinished = ""
-        async for delta in self._async_calls(
-            turn, calls, offered, streamed_text, hold
-        ):
+        async for delta in self._async_calls(turn, calls, offered, streamed_text, hold):
             yield delta
 
     async def _async_generate(self, request: RoundRequest, turn: Turn) -> list[Delta]:
@@ -289,7 +289,8 @@ class ToolLoop:
         """
         checked, rejected = tool_inputs_of(calls, offered, turn.call_ids)
         tool_inputs, held = [], []
-        for tool_input in checked:
+        for checked_input in checked:
+            tool_input = checked_input
             if not tool_input.external and (answer := hold(tool_input)) is not None:
                 tool_input = llm.ToolInput(
                     tool_input.tool_name,
