@@ -21,10 +21,13 @@ calls), constrained (a reply held to a JSON schema of the tools) or auto
 (constrained where the server's template cannot call tools).
 `--tool-order reversed` and `--answer-last` are the eval's own: they
 measure whether the order the tools are offered in moves the model.
+`--questions FILE` asks a question file's questions instead (such as
+evaluation/questions/held_out.toml; question_run.py), with the Assist API,
+and reports each measure per language.
 
 Run: scripts/eval-tools URL [--model ID] [--api-key KEY] [--timeout S]
 [--tool-calls auto|native|constrained] [--tool-order name|reversed]
-[--answer-last]
+[--answer-last] [--questions FILE]
 (URL as the integration takes it, e.g. http://192.168.1.20:8181/v1)
 """
 
@@ -43,6 +46,7 @@ from typing import Any
 import aiohttp
 from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import llm
 from homeassistant.util import dt as dt_util
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
@@ -55,6 +59,8 @@ from custom_components.desktop_assistant.const import (
     TOOL_CALLS_AUTO,
     TOOL_CALLS_MODES,
 )
+from evaluation.question_file import read_questions
+from evaluation.question_run import async_prepare, async_run_file
 from evaluation.tool_order import NAME, TOOL_ORDERS, offered_order
 from evaluation.tool_totals import Tally, milliseconds, yes
 from evaluation.tool_world import web_services, write_config_folder
@@ -63,7 +69,14 @@ from tests.harness.home_assistant import Answer, converse, running_home_assistan
 
 # The answer's language is told apart from these.
 LANGUAGES = ["en", "it", "de", "fr", "es", "nl", "pt"]
-LANGUAGE_NAMES = {"en": "English", "it": "Italian"}
+LANGUAGE_NAMES = {
+    "en": "English",
+    "it": "Italian",
+    "nl": "Dutch",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+}
 
 
 def empty(value: Any) -> bool:
@@ -259,13 +272,15 @@ async def evaluate(
     examples: bool = True,
     tool_order: str = NAME,
     answer_last: bool = False,
+    questions: Path | None = None,
 ) -> bool:
     """Ask each question and print the checks and totals; return whether all passed.
 
     `options` are the agent's options the run sets; without `examples` the
     tool files' example questions are left out of their descriptions. The
     tools are offered in `tool_order`, the answer branch last if
-    `answer_last` (`offered_order`).
+    `answer_last` (`offered_order`). With `questions`, a question file's
+    questions are asked instead, measured per language.
     """
     url = url.rstrip("/")
     if not url.endswith("/v1"):
@@ -298,7 +313,15 @@ async def evaluate(
                 hass.config.time_zone,
                 today + timedelta(days=1),
             )
+            if questions is not None:
+                await async_prepare(hass)
+                options = options | {CONF_LLM_HASS_API: [llm.LLM_API_ASSIST]}
             agent_id = await add_agent(hass, url, model, api_key, options)
+            if questions is not None:
+                await async_run_file(
+                    hass, agent_id, read_questions(questions), questions
+                )
+                return True
             verdicts = [
                 verdict
                 for case in cases(today)
@@ -368,6 +391,12 @@ def argument_parser() -> argparse.ArgumentParser:
         "the prompt's tool list and the reply schema's tool branches",
     )
     parser.add_argument(
+        "--questions",
+        type=Path,
+        help="ask a question file's questions (evaluation/questions/held_out.toml"
+        " is one) instead of the eval's own, and report per language",
+    )
+    parser.add_argument(
         "--answer-last",
         action="store_true",
         help="put the constrained reply schema's answer branch after the tools' "
@@ -394,6 +423,7 @@ def main() -> None:
             examples=not arguments.without_examples,
             tool_order=arguments.tool_order,
             answer_last=arguments.answer_last,
+            questions=arguments.questions,
         )
     )
     sys.exit(0 if ok else 1)
