@@ -13,21 +13,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from homeassistant.components.intent import async_register_timer_handler
-from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import llm
-from homeassistant.setup import async_setup_component
+from homeassistant.core import HomeAssistant
 
 from custom_components.desktop_assistant.agent.messages import format_tools
 from custom_components.desktop_assistant.agent.narrowing import pointed_tools
-from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.llm import tool_examples
 from custom_components.desktop_assistant.runtime import DATA_TOOLS
 from evaluation.question_file import Question
+from tests.harness.assist_tools import SATELLITE, async_assist_api, short
 from tests.harness.home_assistant import Answer, converse
 
-# The satellite every question is asked on: it has timers.
-SATELLITE = "eval-satellite"
 MEASURES = (
     ("recall", "narrowing recall"),
     ("first", "first call right"),
@@ -36,11 +31,6 @@ MEASURES = (
     ("plain", "plain without a tool"),
     ("valid", "valid replies"),
 )
-
-
-def short(name: str) -> str:
-    """A tool's name without its API's prefix: `intent__HassTurnOn` is HassTurnOn."""
-    return name.rsplit("__", 1)[-1]
 
 
 @dataclass
@@ -75,26 +65,9 @@ class LanguageTally:
         ]
 
 
-async def async_prepare(hass: HomeAssistant) -> None:
-    """Home Assistant's intents and tools, and the satellite's timers."""
-    assert await async_setup_component(hass, "intent", {})
-    assert await async_setup_component(hass, "llm", {})
-    async_register_timer_handler(hass, SATELLITE, lambda *_: None)
-
-
 async def async_offered(hass: HomeAssistant, question: Question) -> set[str]:
     """The tools a constrained reply to the question is offered (their short names)."""
-    api = await llm.async_get_api(
-        hass,
-        llm.LLM_API_ASSIST,
-        llm.LLMContext(
-            platform=DOMAIN,
-            context=Context(),
-            language=question.language,
-            assistant="conversation",
-            device_id=SATELLITE,
-        ),
-    )
+    api = await async_assist_api(hass, question.language)
     asked = [question.after, question.text] if question.after else [question.text]
     examples = tool_examples(api.tools, hass.data[DATA_TOOLS])
     return {

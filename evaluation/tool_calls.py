@@ -60,11 +60,12 @@ from custom_components.desktop_assistant.const import (
     TOOL_CALLS_MODES,
 )
 from evaluation.question_file import read_questions
-from evaluation.question_run import async_prepare, async_run_file
+from evaluation.question_run import async_run_file
 from evaluation.tool_order import NAME, TOOL_ORDERS, offered_order
 from evaluation.tool_totals import Tally, milliseconds, yes
 from evaluation.tool_world import web_services, write_config_folder
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.assist_tools import async_set_up_assist
 from tests.harness.home_assistant import Answer, converse, running_home_assistant
 
 # The answer's language is told apart from these.
@@ -314,7 +315,7 @@ async def evaluate(
                 today + timedelta(days=1),
             )
             if questions is not None:
-                await async_prepare(hass)
+                await async_set_up_assist(hass)
                 options = options | {CONF_LLM_HASS_API: [llm.LLM_API_ASSIST]}
             agent_id = await add_agent(hass, url, model, api_key, options)
             if questions is not None:

@@ -11,10 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from homeassistant.components.intent import async_register_timer_handler
-from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import llm
-from homeassistant.setup import async_setup_component
+from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.desktop_assistant.agent.messages import format_tools
@@ -25,9 +22,9 @@ from custom_components.desktop_assistant.runtime import DATA_TOOLS
 from custom_components.desktop_assistant.tool_files.examples import install_examples
 from evaluation.question_file import HELD_OUT, Question, read_questions
 from tests.harness.agent import Agent
+from tests.harness.assist_tools import async_assist_api, async_set_up_assist, short
 
 LANGUAGES = ("en", "it", "nl", "de", "fr", "es")
-SATELLITE = "kitchen-satellite"
 
 
 @pytest.fixture
@@ -41,26 +38,9 @@ async def offered(
     hass: HomeAssistant, examples_installed: None, agent: Agent
 ) -> tuple[list[dict[str, Any]], dict[str, tuple[str, ...]]]:
     """The Assist API's tools for a satellite with timers, and their examples."""
-    assert await async_setup_component(hass, "intent", {})
-    assert await async_setup_component(hass, "llm", {})
-    async_register_timer_handler(hass, SATELLITE, lambda *_: None)
-    api = await llm.async_get_api(
-        hass,
-        llm.LLM_API_ASSIST,
-        llm.LLMContext(
-            platform=DOMAIN,
-            context=Context(),
-            language="en",
-            assistant="conversation",
-            device_id=SATELLITE,
-        ),
-    )
+    await async_set_up_assist(hass)
+    api = await async_assist_api(hass, "en")
     return format_tools(api), tool_examples(api.tools, hass.data[DATA_TOOLS])
-
-
-def short(name: str) -> str:
-    """A tool's name without its API's prefix: `intent__HassTurnOn` is HassTurnOn."""
-    return name.rsplit("__", 1)[-1]
 
 
 def offered_for(

@@ -11,12 +11,10 @@ import re
 from typing import Any
 
 from homeassistant.components.conversation import trace
-from homeassistant.components.intent import async_register_timer_handler
 from homeassistant.components.intent.const import TIMER_DATA
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import intent, llm
-from homeassistant.setup import async_setup_component
 import probatio as vol
 import pytest
 
@@ -35,12 +33,24 @@ from tests.harness.agent_entry import (
     async_add_agent,
     async_ask,
 )
+from tests.harness.assist_tools import SATELLITE, async_set_up_assist
 from tests.harness.home_assistant import Answer, converse
 from tests.harness.real_engines import REAL_MODEL_TIMEOUT, RealLlamaServer
 from tests.harness.tool_files import write_tool_files
 
 pytestmark = REAL_MODEL_TIMEOUT
 API = "weather_tools"
+
+
+def smollm2_options(server: RealLlamaServer, api: str) -> dict[str, Any]:
+    """The agent's options on SmolLM2: the API's tools, steady answers, calls left to `auto`."""
+    return DEFAULT_AGENT_OPTIONS | {
+        CONF_MODEL: str(server.model_path),
+        CONF_LLM_HASS_API: [api],
+        CONF_TEMPERATURE: 0.0,
+        CONF_MAX_TOKENS: 64,
+        CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
+    }
 
 
 @pytest.fixture
@@ -60,14 +70,7 @@ async def weather_agent(
     entry, entity_id = await async_add_agent(
         hass,
         smollm2_server.url,
-        DEFAULT_AGENT_OPTIONS
-        | {
-            CONF_MODEL: str(smollm2_server.model_path),
-            CONF_LLM_HASS_API: [API],
-            CONF_TEMPERATURE: 0.0,
-            CONF_MAX_TOKENS: 64,
-            CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
-        },
+        smollm2_options(smollm2_server, API),
     )
     yield entity_id, weather
     await hass.config_entries.async_unload(entry.entry_id)
@@ -121,7 +124,6 @@ WEATHER_TOOL = re.sub(
     'command = ["echo", "{place}", "{when}", "light rain, 12 degrees Celsius"]',
     (EXAMPLES / "weather.toml").read_text(encoding="utf-8"),
 )
-SATELLITE = "kitchen-satellite"
 
 
 @pytest.fixture
@@ -132,19 +134,11 @@ async def household_agent(
     await hass.async_add_executor_job(
         write_tool_files, Path(hass.config.path(DOMAIN)), {"weather": WEATHER_TOOL}
     )
-    assert await async_setup_component(hass, "intent", {})
-    assert await async_setup_component(hass, "llm", {})
+    await async_set_up_assist(hass)
     entry, entity_id = await async_add_agent(
         hass,
         smollm2_server.url,
-        DEFAULT_AGENT_OPTIONS
-        | {
-            CONF_MODEL: str(smollm2_server.model_path),
-            CONF_LLM_HASS_API: [llm.LLM_API_ASSIST],
-            CONF_TEMPERATURE: 0.0,
-            CONF_MAX_TOKENS: 64,
-            CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
-        },
+        smollm2_options(smollm2_server, llm.LLM_API_ASSIST),
     )
     yield entity_id
     await hass.config_entries.async_unload(entry.entry_id)
@@ -189,7 +183,6 @@ async def test_smollm2_asked_the_time_never_cancels_a_timer(
     hass: HomeAssistant, household_agent: str
 ) -> None:
     """A changing intent the model calls waits for the yes: the timer runs on."""
-    async_register_timer_handler(hass, SATELLITE, lambda *_: None)
     started = await intent.async_handle(
         hass, "test", "HassStartTimer", {"minutes": {"value": 5}}, device_id=SATELLITE
     )
