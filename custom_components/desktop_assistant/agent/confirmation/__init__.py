@@ -11,8 +11,13 @@ model writes: a model's text is never the person's turn. Our own agent adds
 the conversation around it: it speaks the question itself, runs the held
 calls on a yes and says so briefly on a no.
 
+On a server asked for constrained calls the agent also holds, itself,
+every call to one of Home Assistant's tools whose annotations do not say
+read-only (`held_by_agent`, `hold`): a model that cannot call tools well
+changes nothing unasked; the yes runs it as a tool file's.
+
 `Confirmations` is the one entry point: the gate of the tool, and the ask,
-answer, cancel and held-this-turn of the agent's turn.
+answer, cancel, hold and held-this-turn of the agent's turn.
 """
 
 from collections.abc import AsyncGenerator
