@@ -19,7 +19,7 @@ from custom_components.desktop_assistant.agent.messages import format_tools
 from custom_components.desktop_assistant.agent.narrowing import pointed_tools
 from custom_components.desktop_assistant.llm import tool_examples
 from custom_components.desktop_assistant.runtime import DATA_TOOLS
-from evaluation.question_file import Question
+from evaluation.question_file import Question, read_questions
 from tests.harness.assist_tools import SATELLITE, async_assist_api, short
 from tests.harness.home_assistant import Answer, converse
 
@@ -126,10 +126,9 @@ def measured(question: Question, answer: Answer, offered: set[str]) -> dict[str,
     }
 
 
-async def async_run_file(
-    hass: HomeAssistant, agent_id: str, questions: list[Question], path: Path
-) -> None:
+async def async_run_file(hass: HomeAssistant, agent_id: str, path: Path) -> None:
     """Ask every question of the file; print the table per language."""
+    questions = read_questions(path)
     print(f"{len(questions)} questions of {path}\n")
     tally = LanguageTally()
     for question in questions:

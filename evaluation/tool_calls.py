@@ -264,6 +264,24 @@ async def add_agent(
     return entity_id
 
 
+async def served_model(
+    url: str, model: str | None, api_key: str | None
+) -> tuple[str, str | None]:
+    """The server's OpenAI URL (ending in /v1) and the model: as given, or its first.
+
+    None for the model when the server lists none (said on the way).
+    """
+    url = url.rstrip("/")
+    if not url.endswith("/v1"):
+        url = f"{url}/v1"
+    if model is None:
+        try:
+            model = await first_model(url, api_key)
+        except (aiohttp.ClientError, ValueError, LookupError) as err:
+            print(f"eval-tools: no model list at {url}/models: {err!r}")
+    return url, model
+
+
 async def evaluate(
     url: str,
     model: str | None,
@@ -283,21 +301,13 @@ async def evaluate(
     `answer_last` (`offered_order`). With `questions`, a question file's
     questions are asked instead, measured per language.
     """
-    url = url.rstrip("/")
-    if not url.endswith("/v1"):
-        url = f"{url}/v1"
+    url, model = await served_model(url, model, api_key)
     if model is None:
-        try:
-            model = await first_model(url, api_key)
-        except (aiohttp.ClientError, ValueError, LookupError) as err:
-            print(f"eval-tools: no model list at {url}/models: {err!r}")
-            return False
-    tool_calls = options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO)
+        return False
     settings = ", ".join(f"{name} {value}" for name, value in options.items())
-    answer_branch = "last" if answer_last else "first"
     print(
         f"eval-tools: {model} at {url}, {settings}, examples {yes(examples)}, "
-        f"tool order {tool_order}, answer branch {answer_branch}\n"
+        f"tool order {tool_order}, answer branch {'last' if answer_last else 'first'}\n"
     )
     tally = Tally()
     with (
@@ -319,9 +329,7 @@ async def evaluate(
                 options = options | {CONF_LLM_HASS_API: [llm.LLM_API_ASSIST]}
             agent_id = await add_agent(hass, url, model, api_key, options)
             if questions is not None:
-                await async_run_file(
-                    hass, agent_id, read_questions(questions), questions
-                )
+                await async_run_file(hass, agent_id, questions)
                 return True
             verdicts = [
                 verdict
@@ -330,6 +338,7 @@ async def evaluate(
             ]
     passed = sum(verdicts)
     print(f"\n{passed} of {len(verdicts)} expectations passed")
+    tool_calls = options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO)
     print(f"Totals (tool calls {tool_calls}):", *tally.lines(), sep="\n")
     return passed == len(verdicts)
 
@@ -409,6 +418,12 @@ def argument_parser() -> argparse.ArgumentParser:
 def main() -> None:
     """Parse the arguments and run."""
     arguments = argument_parser().parse_args()
+    if arguments.questions is not None:
+        # A file that is no question file is said before Home Assistant starts.
+        try:
+            read_questions(arguments.questions)
+        except ValueError as err:
+            raise SystemExit(f"eval-tools: {err}") from None
     options: dict[str, Any] = {
         CONF_TOOL_CALLS: arguments.tool_calls,
         CONF_REQUEST_TIMEOUT: arguments.timeout,

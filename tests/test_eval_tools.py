@@ -516,3 +516,18 @@ async def test_a_question_file_is_measured_per_language(
     first_question = next(m for m in follow_up["messages"] if m["role"] == "user")
     assert first_question["content"].startswith("What's the weather in Rome?")
     assert "desktop_assistant__weather" in branch_names(follow_up)
+
+
+async def test_a_file_that_is_no_question_file_is_one_line(tmp_path: Path) -> None:
+    questions = tmp_path / "questions.toml"
+    questions.write_text('[[question]]\ntext = "Hi"\n', encoding="utf-8")
+
+    status, output = await eval_tools(
+        "http://127.0.0.1:9/v1", "--questions", str(questions)
+    )
+
+    assert status == 1, output
+    assert output.strip().endswith(
+        f"{questions}: not a question file (KeyError('language'))"
+    )
+    assert "Traceback" not in output

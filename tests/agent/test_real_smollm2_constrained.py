@@ -42,13 +42,15 @@ pytestmark = REAL_MODEL_TIMEOUT
 API = "weather_tools"
 
 
-def smollm2_options(server: RealLlamaServer, api: str) -> dict[str, Any]:
+def smollm2_options(
+    server: RealLlamaServer, api: str, max_tokens: int = 64
+) -> dict[str, Any]:
     """The agent's options on SmolLM2: the API's tools, steady answers, calls left to `auto`."""
     return DEFAULT_AGENT_OPTIONS | {
         CONF_MODEL: str(server.model_path),
         CONF_LLM_HASS_API: [api],
         CONF_TEMPERATURE: 0.0,
-        CONF_MAX_TOKENS: 64,
+        CONF_MAX_TOKENS: max_tokens,
         CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
     }
 
@@ -138,7 +140,8 @@ async def household_agent(
     entry, entity_id = await async_add_agent(
         hass,
         smollm2_server.url,
-        smollm2_options(smollm2_server, llm.LLM_API_ASSIST),
+        # Room for a call's arguments and a sentence in any language.
+        smollm2_options(smollm2_server, llm.LLM_API_ASSIST, max_tokens=128),
     )
     yield entity_id
     await hass.config_entries.async_unload(entry.entry_id)
