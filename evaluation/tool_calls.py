@@ -21,10 +21,13 @@ calls), constrained (a reply held to a JSON schema of the tools) or auto
 (constrained where the server's template cannot call tools).
 `--tool-order reversed` and `--answer-last` are the eval's own: they
 measure whether the order the tools are offered in moves the model.
+`--questions FILE` asks a question file's questions instead (such as
+evaluation/questions/held_out.toml; question_run.py), with the Assist API,
+and reports each measure per language.
 
 Run: scripts/eval-tools URL [--model ID] [--api-key KEY] [--timeout S]
 [--tool-calls auto|native|constrained] [--tool-order name|reversed]
-[--answer-last]
+[--answer-last] [--questions FILE]
 (URL as the integration takes it, e.g. http://192.168.1.20:8181/v1)
 """
 
@@ -43,6 +46,7 @@ from typing import Any
 import aiohttp
 from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import llm
 from homeassistant.util import dt as dt_util
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
@@ -55,15 +59,25 @@ from custom_components.desktop_assistant.const import (
     TOOL_CALLS_AUTO,
     TOOL_CALLS_MODES,
 )
+from evaluation.question_file import read_questions
+from evaluation.question_run import async_run_file
 from evaluation.tool_order import NAME, TOOL_ORDERS, offered_order
 from evaluation.tool_totals import Tally, milliseconds, yes
 from evaluation.tool_world import web_services, write_config_folder
 from tests.harness.agent_entry import async_add_agent
+from tests.harness.assist_tools import async_set_up_assist
 from tests.harness.home_assistant import Answer, converse, running_home_assistant
 
 # The answer's language is told apart from these.
 LANGUAGES = ["en", "it", "de", "fr", "es", "nl", "pt"]
-LANGUAGE_NAMES = {"en": "English", "it": "Italian"}
+LANGUAGE_NAMES = {
+    "en": "English",
+    "it": "Italian",
+    "nl": "Dutch",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+}
 
 
 def empty(value: Any) -> bool:
@@ -251,6 +265,24 @@ async def add_agent(
     return entity_id
 
 
+async def served_model(
+    url: str, model: str | None, api_key: str | None
+) -> tuple[str, str | None]:
+    """The server's OpenAI URL (ending in /v1) and the model: as given, or its first.
+
+    None for the model when the server lists none (said on the way).
+    """
+    url = url.rstrip("/")
+    if not url.endswith("/v1"):
+        url = f"{url}/v1"
+    if model is None:
+        try:
+            model = await first_model(url, api_key)
+        except (aiohttp.ClientError, ValueError, LookupError) as err:
+            print(f"eval-tools: no model list at {url}/models: {err!r}")
+    return url, model
+
+
 # Long: one run against one server: its Home Assistant, the stand-ins,
 # every case and the totals share it.
 async def evaluate(
@@ -262,29 +294,23 @@ async def evaluate(
     examples: bool = True,
     tool_order: str = NAME,
     answer_last: bool = False,
+    questions: Path | None = None,
 ) -> bool:
     """Ask each question and print the checks and totals; return whether all passed.
 
     `options` are the agent's options the run sets; without `examples` the
     tool files' example questions are left out of their descriptions. The
     tools are offered in `tool_order`, the answer branch last if
-    `answer_last` (`offered_order`).
+    `answer_last` (`offered_order`). With `questions`, a question file's
+    questions are asked instead, measured per language.
     """
-    url = url.rstrip("/")
-    if not url.endswith("/v1"):
-        url = f"{url}/v1"
+    url, model = await served_model(url, model, api_key)
     if model is None:
-        try:
-            model = await first_model(url, api_key)
-        except (aiohttp.ClientError, ValueError, LookupError) as err:
-            print(f"eval-tools: no model list at {url}/models: {err!r}")
-            return False
-    tool_calls = options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO)
+        return False
     settings = ", ".join(f"{name} {value}" for name, value in options.items())
-    answer_branch = "last" if answer_last else "first"
     print(
         f"eval-tools: {model} at {url}, {settings}, examples {yes(examples)}, "
-        f"tool order {tool_order}, answer branch {answer_branch}\n"
+        f"tool order {tool_order}, answer branch {'last' if answer_last else 'first'}\n"
     )
     tally = Tally()
     with (
@@ -301,7 +327,13 @@ async def evaluate(
                 hass.config.time_zone,
                 today + timedelta(days=1),
             )
+            if questions is not None:
+                await async_set_up_assist(hass)
+                options = options | {CONF_LLM_HASS_API: [llm.LLM_API_ASSIST]}
             agent_id = await add_agent(hass, url, model, api_key, options)
+            if questions is not None:
+                await async_run_file(hass, agent_id, questions)
+                return True
             verdicts = [
                 verdict
                 for case in cases(today)
@@ -309,6 +341,7 @@ async def evaluate(
             ]
     passed = sum(verdicts)
     print(f"\n{passed} of {len(verdicts)} expectations passed")
+    tool_calls = options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO)
     print(f"Totals (tool calls {tool_calls}):", *tally.lines(), sep="\n")
     return passed == len(verdicts)
 
@@ -371,6 +404,12 @@ def argument_parser() -> argparse.ArgumentParser:
         "the prompt's tool list and the reply schema's tool branches",
     )
     parser.add_argument(
+        "--questions",
+        type=Path,
+        help="ask a question file's questions (evaluation/questions/held_out.toml"
+        " is one) instead of the eval's own, and report per language",
+    )
+    parser.add_argument(
         "--answer-last",
         action="store_true",
         help="put the constrained reply schema's answer branch after the tools' "
@@ -382,6 +421,12 @@ def argument_parser() -> argparse.ArgumentParser:
 def main() -> None:
     """Parse the arguments and run."""
     arguments = argument_parser().parse_args()
+    if arguments.questions is not None:
+        # A file that is no question file is said before Home Assistant starts.
+        try:
+            read_questions(arguments.questions)
+        except ValueError as err:
+            raise SystemExit(f"eval-tools: {err}") from None
     options: dict[str, Any] = {
         CONF_TOOL_CALLS: arguments.tool_calls,
         CONF_REQUEST_TIMEOUT: arguments.timeout,
@@ -397,6 +442,7 @@ def main() -> None:
             examples=not arguments.without_examples,
             tool_order=arguments.tool_order,
             answer_last=arguments.answer_last,
+            questions=arguments.questions,
         )
     )
     sys.exit(0 if ok else 1)

@@ -41,6 +41,8 @@ class Tally:
     """The totals of a run: each measure's passes and questions, the latencies."""
 
     right_tool: list[bool] = field(default_factory=list)
+    # Strictly: the first call is the right tool (right_tool: any call is).
+    first_call_right: list[bool] = field(default_factory=list)
     right_arguments: list[bool] = field(default_factory=list)
     no_tool: list[bool] = field(default_factory=list)
     valid: list[bool] = field(default_factory=list)
@@ -68,6 +70,7 @@ class Tally:
             parts = [f"answered without a tool {yes(self.no_tool[-1])}"]
         else:
             self.right_tool.append(answered and case.tool in called)
+            self.first_call_right.append(answered and called[:1] == [case.tool])
             arguments_right = all(ok for ok, _ in checks[1:-1])
             self.right_arguments.append(self.right_tool[-1] and arguments_right)
             parts = [
@@ -90,7 +93,9 @@ class Tally:
         total = sum(self.prompt_tokens)
         cached = f"{100 * sum(self.cached_tokens) / total:.0f}%" if total else "-"
         return [
-            f"  right tool: {share(self.right_tool, 'tool questions')}",
+            f"  right tool (any call): {share(self.right_tool, 'tool questions')}",
+            "  right tool (the first call):"
+            f" {share(self.first_call_right, 'tool questions')}",
             f"  right arguments: {share(self.right_arguments, 'tool questions')}",
             f"  answered without a tool: {share(self.no_tool, 'plain questions')}",
             f"  valid replies: {share(self.valid, 'questions')}",

@@ -9,7 +9,8 @@ from homeassistant.const import CONF_MODEL, CONF_NAME
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers import entity_registry as er, llm
+import probatio as vol
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -23,6 +24,7 @@ from custom_components.desktop_assistant.const import (
     SUBENTRY_AI_TASK,
 )
 from custom_components.desktop_assistant.server.activity import async_get_activity
+from tests.harness.agent_entry import RecordingTool, ToolsAPI
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -95,6 +97,56 @@ async def test_generate_structured_data(
     assert schema["required"] == ["name", "day"]
     assert schema["properties"]["name"] == {"type": "string"}
     assert schema["properties"]["day"]["type"] == "number"
+
+
+@pytest.fixture
+def template_without_tools(llama_server: LlamaServerStandIn) -> None:
+    """The stand-in reports a template that cannot call tools (SmolLM2's)."""
+    llama_server.template_calls_tools = False
+
+
+@pytest.mark.parametrize(
+    ("structure", "answer", "data"),
+    [
+        (None, "Buy milk.", "Buy milk."),
+        (
+            vol.Schema({vol.Required("name"): str, vol.Required("day"): int}),
+            '{"name": "Anouk", "day": 3}',
+            {"name": "Anouk", "day": 3},
+        ),
+    ],
+)
+async def test_a_task_with_tools_on_a_template_without_tools_keeps_its_form(
+    hass: HomeAssistant,
+    template_without_tools: None,
+    llama_server: LlamaServerStandIn,
+    task_entity: str,
+    structure: vol.Schema | None,
+    answer: str,
+    data: Any,
+) -> None:
+    """The task's text or structure, never a constrained reply's JSON."""
+    weather = RecordingTool("weather", {vol.Optional("place"): str}, "Rome: sun")
+    api = ToolsAPI(hass=hass, id="task_tools", name="Task tools", tools=[weather])
+    llm.async_register_api(hass, api)
+    llama_server.script = [text_reply(answer)]
+    result = await ai_task.async_generate_data(
+        hass,
+        task_name="birthday",
+        entity_id=task_entity,
+        instructions="Anouk's birthday is 3 November. Give name and day.",
+        structure=structure,
+        llm_api=api,
+    )
+
+    assert result.data == data
+    (request,) = llama_server.chat_requests
+    if structure is None:
+        assert "response_format" not in request
+    else:
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert schema["required"] == ["name", "day"]
+    assert weather.calls == []
 
 
 @pytest.mark.parametrize(

@@ -167,6 +167,18 @@ def tool_file_name(tool: Tool) -> str | None:
     return tool.tool_name if isinstance(tool, ConfigFolderTool) else None
 
 
+def tool_examples(
+    tools: list[Tool], registry: ToolRegistry | None
+) -> dict[str, tuple[str, ...]]:
+    """The example questions of each offered tool file, by the tool's name."""
+    examples: dict[str, tuple[str, ...]] = {}
+    for tool in tools:
+        name = tool_file_name(tool)
+        if name and registry and (spec := registry.get(name)) is not None:
+            examples[tool.name] = spec.examples
+    return examples
+
+
 @callback
 def filter_invalid_llm_apis(hass: HomeAssistant, selected_apis: list[str]) -> list[str]:
     """Return the selected LLM API ids that Home Assistant still has."""

@@ -91,16 +91,10 @@ async def test_yes_runs_the_confirmed_call_once(agent: Agent, vdir: Path) -> Non
     assert len(agent.server.chat_requests) == 2
     messages = agent.server.chat_requests[1]["messages"]
     # The clock line follows the question of the turn. The earlier turn
-    # keeps its held call, so the model knows what it asked about.
-    assert [m["role"] for m in messages[-7:-2]] == [
-        "user",
-        "assistant",
-        "tool",
-        "assistant",
-        "user",
-    ]
-    assert messages[-7]["content"].split("\n\n")[0] == "Put the dentist in my calendar"
-    assert messages[-6]["tool_calls"][0]["function"]["name"] == ADD
+    # gives its words (the held call was its own): the question about the
+    # call, then the call of this turn and its result.
+    assert [m["role"] for m in messages[-5:-2]] == ["user", "assistant", "user"]
+    assert messages[-5]["content"].split("\n\n")[0] == "Put the dentist in my calendar"
     assert messages[-4]["content"] == ASK_DENTIST
     assert messages[-3]["content"].split("\n\n")[0] == "Yes, please."
     assert messages[-2]["role"] == "assistant"

@@ -5,7 +5,6 @@ token by token. The call runs as a native one does; the answer is heard
 without a quote of JSON; a reply that breaks the schema is the usual fault.
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +31,9 @@ from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
     Reply,
-    chunk,
     error_body,
-    final_chunk,
+    json_reply,
     serve,
-    sse,
 )
 
 pytestmark = pytest.mark.calendar_tools
@@ -45,18 +42,6 @@ UNREADABLE = "Sorry, the language model sent an answer I could not read."
 CONSTRAINED = {CONF_TOOL_CALLS: TOOL_CALLS_CONSTRAINED}
 
 
-def json_reply(
-    reply: dict[str, Any] | str, size: int = 3, finish: str = "stop"
-) -> Reply:
-    """The reply's JSON text streamed `size` characters a token, as a grammar writes it."""
-    text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
-    events = [sse(chunk({"role": "assistant", "content": None}))]
-    events += [
-        sse(chunk({"content": text[start : start + size]}))
-        for start in range(0, len(text), size)
-    ]
-    events += [sse(final_chunk(finish)), sse("[DONE]")]
-    return Reply(events=events)
 
 
 def agent_options_with(**extra: Any) -> dict[str, Any]:
@@ -105,9 +90,8 @@ async def test_a_constrained_call_runs_and_the_answer_streams_decoded(
     )
     assert second["messages"][0] == first["messages"][0]
     assert "- GetDateTime: " in first["messages"][0]["content"]
-    # Once called, the tool is no branch of the turn's next reply.
-    (answer_only,) = second["response_format"]["json_schema"]["schema"]["anyOf"]
-    assert answer_only["required"] == ["answer"]
+    # Once called, the tool stays a branch: the same tool with other arguments.
+    assert branch_names(second) == [None, "weather"]
     # The call and its result as text the template renders; the result as data.
     assert [m["role"] for m in second["messages"][-3:]] == ["user", "assistant", "user"]
     assert second["messages"][-2]["content"] == (
@@ -154,6 +138,32 @@ async def test_a_reply_breaking_the_schema_is_the_usual_fault(
         else intent.IntentResponseType.ERROR
     )
     assert agent.weather.calls == []
+    agent.server.script = [json_reply({"answer": "Back to normal."})]
+    again = await agent.ask("Are you there?", result.conversation_id)
+    assert speech(again) == "Back to normal."
+
+
+@pytest.mark.parametrize(
+    "agent_options",
+    [agent_options_with(**CONSTRAINED) | {CONF_LLM_HASS_API: ["notes"]}],
+)
+async def test_arguments_nested_deeper_than_python_reads_are_the_usual_fault(
+    hass: HomeAssistant, agent: Agent
+) -> None:
+    """Deeper than Python's recursion limit, as the native reader says it."""
+    keep = RecordingTool("keep", {vol.Optional("note"): dict}, "kept")
+    llm.async_register_api(
+        hass, ToolsAPI(hass=hass, id="notes", name="Notes", tools=[keep])
+    )
+    # A free object's schema leaves its inside unchecked; reading it is not.
+    deep = '{"a": ' * 5000 + "1" + "}" * 5000
+    agent.server.script = [
+        json_reply(f'{{"tool": "keep", "arguments": {{"note": {deep}}}}}', size=500)
+    ]
+    result = await agent.ask("Keep this note")
+
+    assert speech(result) == UNREADABLE
+    assert keep.calls == []
     agent.server.script = [json_reply({"answer": "Back to normal."})]
     again = await agent.ask("Are you there?", result.conversation_id)
     assert speech(again) == "Back to normal."
@@ -290,7 +300,9 @@ async def test_the_branches_are_the_tools_the_question_points_to(
     joke, weather_first, time_next, answer = agent.server.chat_requests
     assert branch_names(joke) == [None]
     assert branch_names(weather_first) == [None, "GetDateTime", "weather"]
-    assert branch_names(time_next) == [None, "GetDateTime"]
+    assert branch_names(time_next) == [None, "GetDateTime", "weather"]
+    # Two tool rounds, then the answer's (of the agent's three): a weak
+    # model's turn ends in bounded time.
     assert branch_names(answer) == [None]
     assert {request["messages"][0]["content"] for request in (joke, answer)} == {
         weather_first["messages"][0]["content"]

@@ -31,12 +31,18 @@ from pytest_homeassistant_custom_component.common import (
     setup_test_component_platform,
 )
 
-from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS
+from custom_components.desktop_assistant.const import (
+    CONF_TOOL_CALLS,
+    DEFAULT_AGENT_OPTIONS,
+    TOOL_CALLS_CONSTRAINED,
+    TOOL_CALLS_NATIVE,
+)
 from tests.harness.agent import speech
 from tests.harness.agent_entry import async_add_agent
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
+    json_reply,
     text_reply,
     tool_call_reply,
 )
@@ -249,6 +255,46 @@ async def test_media_player_paused_and_light_turned_on(
         "action_done",
         "action_done",
     ]
+
+
+@pytest.mark.parametrize("mode", [TOOL_CALLS_CONSTRAINED, TOOL_CALLS_NATIVE])
+async def test_a_changing_intent_called_constrained_waits_for_the_yes(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    kitchen_lights: str,
+    mode: str,
+) -> None:
+    """A model that cannot call tools well changes nothing unasked; a native one as HA does."""
+    _, agent_id = await async_add_agent(
+        hass, llama_server.url, ASSIST_ONLY | {CONF_TOOL_CALLS: mode}
+    )
+    call = ("intent__HassTurnOn", {"name": "Kitchen Lights"})
+    llama_server.script = [
+        json_reply({"tool": call[0], "arguments": call[1]})
+        if mode == TOOL_CALLS_CONSTRAINED
+        else tool_call_reply((call[0], json.dumps(call[1]))),
+        json_reply({"answer": "The kitchen lights are on."})
+        if mode == TOOL_CALLS_CONSTRAINED
+        else text_reply("The kitchen lights are on."),
+    ]
+    result = await ask(hass, agent_id, "Turn on the kitchen lights")
+    if mode == TOOL_CALLS_NATIVE:
+        assert speech(result) == "The kitchen lights are on."
+        assert hass.states.get(kitchen_lights).state == STATE_ON
+        return
+
+    assert speech(result) == "Shall I run Turn on with name Kitchen Lights?"
+    assert hass.states.get(kitchen_lights).state == "off"
+    # The model was not asked again: the turn ends with the question.
+    assert len(llama_server.chat_requests) == 1
+
+    done = await ask(hass, agent_id, "Yes", result.conversation_id)
+
+    assert speech(done) == "The kitchen lights are on."
+    assert hass.states.get(kitchen_lights).state == STATE_ON
+    last = llama_server.chat_requests[-1]["messages"][-1]["content"]
+    assert last.startswith("Tool result of intent__HassTurnOn (data")
+    assert '"response_type":"action_done"' in last
 
 
 @pytest.fixture

@@ -6,12 +6,15 @@ test_real_smollm2.py).
 """
 
 from collections.abc import AsyncIterator
+from pathlib import Path
+import re
 from typing import Any
 
 from homeassistant.components.conversation import trace
+from homeassistant.components.intent.const import TIMER_DATA
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 from homeassistant.core import HomeAssistant
-from homeassistant.helpers import llm
+from homeassistant.helpers import intent, llm
 import probatio as vol
 import pytest
 
@@ -20,6 +23,7 @@ from custom_components.desktop_assistant.const import (
     CONF_TEMPERATURE,
     CONF_TOOL_CALLS,
     DEFAULT_AGENT_OPTIONS,
+    DOMAIN,
     TOOL_CALLS_AUTO,
 )
 from tests.harness.agent import speech
@@ -29,10 +33,26 @@ from tests.harness.agent_entry import (
     async_add_agent,
     async_ask,
 )
+from tests.harness.assist_tools import SATELLITE, async_set_up_assist
+from tests.harness.home_assistant import Answer, converse
 from tests.harness.real_engines import REAL_MODEL_TIMEOUT, RealLlamaServer
+from tests.harness.tool_files import write_tool_files
 
 pytestmark = REAL_MODEL_TIMEOUT
 API = "weather_tools"
+
+
+def smollm2_options(
+    server: RealLlamaServer, api: str, max_tokens: int = 64
+) -> dict[str, Any]:
+    """The agent's options on SmolLM2: the API's tools, steady answers, calls left to `auto`."""
+    return DEFAULT_AGENT_OPTIONS | {
+        CONF_MODEL: str(server.model_path),
+        CONF_LLM_HASS_API: [api],
+        CONF_TEMPERATURE: 0.0,
+        CONF_MAX_TOKENS: max_tokens,
+        CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
+    }
 
 
 @pytest.fixture
@@ -52,14 +72,7 @@ async def weather_agent(
     entry, entity_id = await async_add_agent(
         hass,
         smollm2_server.url,
-        DEFAULT_AGENT_OPTIONS
-        | {
-            CONF_MODEL: str(smollm2_server.model_path),
-            CONF_LLM_HASS_API: [API],
-            CONF_TEMPERATURE: 0.0,
-            CONF_MAX_TOKENS: 64,
-            CONF_TOOL_CALLS: TOOL_CALLS_AUTO,
-        },
+        smollm2_options(smollm2_server, API),
     )
     yield entity_id, weather
     await hass.config_entries.async_unload(entry.entry_id)
@@ -101,3 +114,92 @@ async def test_smollm2_calls_the_tool_then_streams_the_answer(
     # question: only the question and its clock line are read anew.
     prompt = first_round["cache_n"] + first_round["prompt_n"]
     assert first_round["prompt_n"] <= 0.3 * prompt, first_round
+
+
+EXAMPLES = (
+    Path(__file__).parents[2] / "custom_components" / DOMAIN / "examples" / "tools"
+)
+# The example weather tool file, its examples in six languages, answering
+# from `echo` instead of OpenWeatherMap.
+WEATHER_TOOL = re.sub(
+    r"command = \[.*\]",
+    'command = ["echo", "{place}", "{when}", "light rain, 12 degrees Celsius"]',
+    (EXAMPLES / "weather.toml").read_text(encoding="utf-8"),
+)
+
+
+@pytest.fixture
+async def household_agent(
+    hass: HomeAssistant, socket_enabled: None, smollm2_server: RealLlamaServer
+) -> AsyncIterator[str]:
+    """An agent on SmolLM2 with the Assist API: the weather tool file, HA's intents, timers."""
+    await hass.async_add_executor_job(
+        write_tool_files, Path(hass.config.path(DOMAIN)), {"weather": WEATHER_TOOL}
+    )
+    await async_set_up_assist(hass)
+    entry, entity_id = await async_add_agent(
+        hass,
+        smollm2_server.url,
+        # Room for a call's arguments and a sentence in any language.
+        smollm2_options(smollm2_server, llm.LLM_API_ASSIST, max_tokens=128),
+    )
+    yield entity_id
+    await hass.config_entries.async_unload(entry.entry_id)
+
+
+def called(answer: Answer) -> list[str]:
+    """The tools the turn called, without their API's prefix."""
+    return [call.tool_name.rsplit("__", 1)[-1] for call in answer.tool_calls]
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Che tempo fa domani a Roma?", "it"),
+        ("Wie wird das Wetter morgen in Berlin?", "de"),
+    ],
+)
+async def test_smollm2_calls_the_weather_tool_in_italian_and_german(
+    hass: HomeAssistant, household_agent: str, question: str, language: str
+) -> None:
+    answer = await converse(hass, household_agent, question, None, language)
+
+    assert answer.error is None, answer.error
+    assert called(answer)[:1] == ["weather"], (called(answer), answer.speech)
+
+
+async def test_smollm2_may_look_up_two_places(
+    hass: HomeAssistant, household_agent: str
+) -> None:
+    """The tool stays a branch once called: a second place is a second call."""
+    answer = await converse(
+        hass, household_agent, "What's the weather in Rome and in Paris?", None
+    )
+
+    assert answer.error is None, answer.error
+    assert answer.fault != "unreadable"
+    assert called(answer)[:1] == ["weather"], (called(answer), answer.speech)
+    assert len(called(answer)) <= 2
+
+
+async def test_smollm2_asked_the_time_never_cancels_a_timer(
+    hass: HomeAssistant, household_agent: str
+) -> None:
+    """A changing intent the model calls waits for the yes: the timer runs on."""
+    started = await intent.async_handle(
+        hass, "test", "HassStartTimer", {"minutes": {"value": 5}}, device_id=SATELLITE
+    )
+    assert started.response_type is intent.IntentResponseType.ACTION_DONE
+    timers = hass.data[TIMER_DATA].timers
+    assert len(timers) == 1
+
+    answer = await converse(
+        hass, household_agent, "What time is it?", None, "en", SATELLITE
+    )
+
+    assert answer.error is None, answer.error
+    assert len(timers) == 1, (called(answer), answer.speech)
+    changing = {"HassCancelAllTimers", "HassCancelTimer", "HassTurnOn", "HassTurnOff"}
+    for result in answer.tool_results:
+        if result.tool_name.rsplit("__", 1)[-1] in changing:
+            assert result.result.data["result"].startswith("confirmation needed: ")

@@ -161,9 +161,14 @@ async def test_a_page_opened_mid_turn_gets_what_it_missed(
     ]
 
 
-async def test_a_thread_resumed_after_it_was_forgotten_rebuilds_its_history(
-    hass: HomeAssistant, agent: Agent, hass_ws_client: Any
+@pytest.mark.parametrize("forgotten", [False, True])
+async def test_a_threads_next_turn_carries_its_tool_calls_and_results(
+    hass: HomeAssistant, agent: Agent, hass_ws_client: Any, forgotten: bool
 ) -> None:
+    """Unlike a voice conversation's, a Chat thread keeps what it looked up.
+
+    When Home Assistant forgot the thread, its history is rebuilt from the record.
+    """
     agent.server.script += [
         tool_call_reply(("weather", '{"place": "Rome"}')),
         text_reply("Clear in Rome."),
@@ -172,10 +177,11 @@ async def test_a_thread_resumed_after_it_was_forgotten_rebuilds_its_history(
     client = await hass_ws_client(hass)
     thread_id = await start_thread(client, agent, "Weather in Rome?")
     await hass.async_block_till_done()
-    # Home Assistant forgets a chat log five minutes after its last message.
-    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(minutes=6))
-    await hass.async_block_till_done()
-    assert agent.chat_log(thread_id)[1:] == []
+    if forgotten:
+        # Home Assistant forgets a chat log five minutes after its last message.
+        async_fire_time_changed(hass, dt_util.utcnow() + timedelta(minutes=6))
+        await hass.async_block_till_done()
+        assert agent.chat_log(thread_id)[1:] == []
 
     reply = await command(client, "send", thread_id=thread_id, text="Sunglasses?")
     assert reply["success"], reply

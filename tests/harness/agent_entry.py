@@ -63,9 +63,13 @@ async def async_set_up_agent_entry(hass: HomeAssistant, entry: MockConfigEntry) 
 
 
 class RecordingTool(llm.Tool):
-    """A tool of the test API that records its calls and answers a fixed text."""
+    """A tool of the test API that records its calls and answers a fixed text.
+
+    It changes nothing, and says so, as Home Assistant's reading tools do.
+    """
 
     integration = "test"
+    annotations = llm.ToolAnnotations(read_only=True, open_world=False)
 
     def __init__(self, name: str, parameters: dict[str, Any], answer: str) -> None:
         self.name = name

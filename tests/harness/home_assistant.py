@@ -89,14 +89,16 @@ async def converse(
     text: str,
     conversation_id: str | None,
     language: str = "en",
+    device_id: str | None = None,
 ) -> Answer:
     """Ask as the Assist pipeline does, timing the first text delta and the result.
 
     Each question runs in a task of its own, as each pipeline run does: an
     agent that raises leaves the chat log's context variable set.
+    `device_id` is the satellite asked, if any.
     """
     return await asyncio.create_task(
-        _ask(hass, agent_id, text, conversation_id, language)
+        _ask(hass, agent_id, text, conversation_id, language, device_id)
     )
 
 
@@ -106,6 +108,7 @@ async def _ask(
     text: str,
     conversation_id: str | None,
     language: str,
+    device_id: str | None,
 ) -> Answer:
     """Ask, with a delta listener as the Assist pipeline has."""
     started = time.perf_counter()
@@ -120,7 +123,7 @@ async def _ask(
         text=text,
         context=Context(),
         conversation_id=conversation_id,
-        device_id=None,
+        device_id=device_id,
         satellite_id=None,
         language=language,
         agent_id=agent_id,
@@ -132,7 +135,13 @@ async def _ask(
             ) as chat_log:
                 asked_at = len(chat_log.content)
                 result = await conversation.async_converse(
-                    hass, text, session.conversation_id, Context(), language, agent_id
+                    hass,
+                    text,
+                    session.conversation_id,
+                    Context(),
+                    language,
+                    agent_id,
+                    device_id=device_id,
                 )
                 content = chat_log.content[asked_at:]
         except Exception as err:

@@ -148,6 +148,20 @@ def text_reply(*pieces: str, thinking: str | None = None, **kwargs: Any) -> Repl
     return Reply(events=events, **kwargs)
 
 
+def json_reply(
+    reply: dict[str, Any] | str, size: int = 3, finish: str = "stop"
+) -> Reply:
+    """The reply's JSON text streamed `size` characters a token, as a grammar writes it."""
+    text = reply if isinstance(reply, str) else json.dumps(reply, ensure_ascii=False)
+    events = [sse(chunk({"role": "assistant", "content": None}))]
+    events += [
+        sse(chunk({"content": text[start : start + size]}))
+        for start in range(0, len(text), size)
+    ]
+    events += [sse(final_chunk(finish)), sse("[DONE]")]
+    return Reply(events=events)
+
+
 def tool_call_reply(
     *calls: tuple[str, str], fragments: int = 1, text: str | None = None
 ) -> Reply:
@@ -219,6 +233,8 @@ class LlamaServerStandIn:
     received_at: list[float] = field(default_factory=list)
     # What `GET /props` reports as the server's parallel slots.
     total_slots: int = 1
+    # Whether `GET /props` reports a template that can call tools; None: not said.
+    template_calls_tools: bool | None = None
     # `GET /health`'s status: 200 with the model loaded, 503 while it loads.
     health_status: int = 200
     # Set: `GET /health` never answers either (a machine going to sleep).
@@ -263,6 +279,15 @@ class LlamaServerStandIn:
                 "chat_template": "",
                 "build_info": "b6820-2a1b4c9d",
             }
+            | (
+                {}
+                if self.template_calls_tools is None
+                else {
+                    "chat_template_caps": {
+                        "supports_tool_calls": self.template_calls_tools
+                    }
+                }
+            )
         )
 
     async def handle_health(self, request: web.Request) -> web.StreamResponse:

@@ -247,9 +247,9 @@ async def test_a_member_cannot_use_the_panels_move(
 
 
 def test_pages_from_before_stay_the_households_with_their_revisions() -> None:
-    """Migration 11 on a memory with pages, revisions and a nightly run."""
+    """Migration 13 on a memory with pages, revisions and a nightly run."""
     connection = database_before(
-        11,
+        13,
         "INSERT INTO pages (id, name, kind, text, created_at, updated_at, revision)"
         " VALUES (1, 'Anouk', 'person', 'Sara''s sister.', 1, 2, 2),"
         " (2, 'Profile', 'profile', 'We live in Leiden.', 1, 1, 3);"
@@ -258,9 +258,9 @@ def test_pages_from_before_stay_the_households_with_their_revisions() -> None:
         " text) VALUES (1, 1, 1, 'remember', 'Anouk', 'person', '[]', 'Sister.'),"
         " (2, 1, 2, 'nightly', 'Anouk', 'person', '[]', 'Sara''s sister.'),"
         " (3, 2, 1, 'person', 'Profile', 'profile', '[]', 'We live in Leiden.');"
-        "INSERT INTO nightly_runs (id, detail, job_run) VALUES (1, '{}', 7);"
+        "INSERT INTO nightly_runs (id, detail) VALUES (7, '{}');"
         "INSERT INTO nightly_run_pages (run, page, page_name, action, before_text,"
-        " after_text) VALUES (1, 1, 'Anouk', 'updated', 'Sister.', 'Sara''s sister.');",
+        " after_text) VALUES (7, 1, 'Anouk', 'updated', 'Sister.', 'Sara''s sister.');",
     )
     migrate_to_latest(connection)
 

@@ -115,13 +115,13 @@ async def test_the_panel_shows_whose_each_is_and_filters_by_person(
 
 
 def test_conversations_recorded_before_are_the_households_but_chat_threads() -> None:
-    """Migrations 9 and 10 on a record with conversations and a Chat thread.
+    """Migrations 11 and 12 on a record with conversations and a Chat thread.
 
     Each conversation stays; the thread's is its owner's, the rest the
     household's.
     """
     connection = database_before(
-        9,
+        11,
         "INSERT INTO conversations (conversation_id, agent_id, channel, started_at,"
         " last_activity_at, activity) VALUES ('voice', 'conversation.a', 'voice',"
         " 1, 2, 1), ('chat-1', 'conversation.a', 'text', 1, 2, 2);"

@@ -115,15 +115,17 @@ ERROR_CASES = {
     ),
     "examples not a list": (
         'description = "x"\ncommand = ["date"]\nexamples = "What time is it?"\n',
-        [("examples", "a list of at most 5 questions")],
+        [("examples", "a list of at most 24 questions")],
     ),
     "an empty example": (
         'description = "x"\ncommand = ["date"]\nexamples = ["Time?", " "]\n',
         [("examples", "each of 1 to 200 characters")],
     ),
     "too many examples": (
-        'description = "x"\ncommand = ["date"]\nexamples = ["a", "b", "c", "d", "e", "f"]\n',
-        [("examples", "at most 5 questions")],
+        'description = "x"\ncommand = ["date"]\nexamples = ['
+        + ", ".join(f'"q{n}"' for n in range(25))
+        + "]\n",
+        [("examples", "at most 24 questions")],
     ),
     "missing description": ('command = ["date"]\n', [("description", "missing")]),
     "missing command": ('description = "x"\n', [("command", "missing")]),

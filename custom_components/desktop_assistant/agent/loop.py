@@ -1,6 +1,6 @@
 """The tool loop of an agent: ChatLog in, llama-server's stream out as deltas."""
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from functools import partial
 import logging
@@ -21,7 +21,8 @@ from ..const import (
     CONF_TURN_TIMEOUT,
     TOOL_CALLS_AUTO,
 )
-from ..runtime import DATA_CONFIRMATIONS
+from ..llm import tool_examples
+from ..runtime import DATA_CHAT, DATA_CONFIRMATIONS, DATA_TOOLS
 from ..server.client import LlamaServerError
 from ..server.constrained import ConstrainedAnswer
 from ..server.credentials import without_credentials
@@ -33,8 +34,10 @@ from ..server.generate import (
 )
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
-from .constrained import RoundRequest, pointed_tools, question_and_calls
+from .confirmation import held_by_agent, held_call
+from .constrained import CONSTRAINED_TOOL_ROUNDS, RoundRequest
 from .messages import build_messages, format_tools
+from .narrowing import pointed_tools, questions_of
 from .spoken import async_fault_sentence
 from .tool_calls import tool_inputs_of
 from .turn_state import Turn
@@ -57,21 +60,24 @@ class ToolLoop:
 
         The turn's route (which servers, in order) is chosen by the caller.
         After `tool_rounds` rounds one more request goes without tools, which
-        makes the model answer in text.
+        makes the model answer in text; a server asked for constrained calls
+        gets at most CONSTRAINED_TOOL_ROUNDS.
         """
         assert turn.route is not None
         options = self.options
         turn.deadline = self.hass.loop.time() + float(options[CONF_TURN_TIMEOUT])
         tools = format_tools(chat_log.llm_api) if chat_log.llm_api else []
         offered = {tool["function"]["name"] for tool in tools}
-        tool_rounds = int(options[CONF_TOOL_ROUNDS])
+        held = held_by_agent(chat_log.llm_api)
+        tool_rounds, round_number = int(options[CONF_TOOL_ROUNDS]), 0
         history = int(options[CONF_MAX_HISTORY])
-        for round_number in range(tool_rounds + 1):
+        while round_number <= tool_rounds:
             offer = bool(tools) and round_number < tool_rounds
             request = self._round_request(chat_log, tools, offer, history)
+            hold = partial(self._held_answer, chat_log, turn, request, held)
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
-                self._async_deltas(request, turn, offered if offer else set()),
+                self._async_deltas(request, turn, offered if offer else set(), hold),
             ):
                 pass
             # The round's text is in the chat log now.
@@ -83,6 +89,9 @@ class ToolLoop:
                 or self.hass.data[DATA_CONFIRMATIONS].held_this_turn(chat_log)
             ):
                 break
+            if request.constrained:
+                tool_rounds = min(tool_rounds, CONSTRAINED_TOOL_ROUNDS)
+            round_number += 1
         _trace(chat_log, turn)
 
     async def async_generate_answer(
@@ -119,12 +128,16 @@ class ToolLoop:
     ) -> RoundRequest:
         """One round's request: native or constrained calls, by each server's template."""
         options = self.options
-        question, called = question_and_calls(chat_log.content)
         return RoundRequest(
             options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO),
             tools,
             offer,
-            partial(build_messages, chat_log.content, history),
+            partial(
+                build_messages,
+                chat_log.content,
+                history,
+                self._is_chat_thread(chat_log),
+            ),
             partial(
                 chat_payload,
                 options[CONF_MODEL],
@@ -133,13 +146,53 @@ class ToolLoop:
                 response_format=expected.response_format() if expected else None,
             ),
             int(options[CONF_MAX_TOKENS]),
-            pointed_tools(tools, question, called),
+            pointed_tools(
+                tools,
+                questions_of(chat_log.content),
+                tool_examples(
+                    chat_log.llm_api.tools if chat_log.llm_api else [],
+                    self.hass.data.get(DATA_TOOLS),
+                ),
+            ),
+        )
+
+    def _is_chat_thread(self, chat_log: conversation.ChatLog) -> bool:
+        """Whether the turn is a Chat thread's, which keeps earlier tool calls."""
+        chat = self.hass.data.get(DATA_CHAT)
+        return chat is not None and chat.in_progress(chat_log.conversation_id)
+
+    def _held_answer(
+        self,
+        chat_log: conversation.ChatLog,
+        turn: Turn,
+        request: RoundRequest,
+        held: dict[str, llm.Tool],
+        tool_input: llm.ToolInput,
+    ) -> str | None:
+        """The answer of a call held for the person's yes; None to run it now.
+
+        A model asked for constrained calls cannot call tools well (it
+        cancelled timers when asked the time), so whatever it calls that
+        changes things waits for the yes; a native model keeps Home
+        Assistant's behaviour.
+        """
+        if not request.constrained or (tool := held.get(tool_input.tool_name)) is None:
+            return None
+        return self.hass.data[DATA_CONFIRMATIONS].hold(
+            chat_log, held_call(tool, tool_input.tool_args), turn.language
         )
 
     async def _async_deltas(
-        self, request: RoundRequest, turn: Turn, offered: set[str]
+        self,
+        request: RoundRequest,
+        turn: Turn,
+        offered: set[str],
+        hold: Callable[[llm.ToolInput], str | None],
     ) -> AsyncGenerator[Delta]:
-        """Stream one request's answer as ChatLog deltas; faults become text."""
+        """Stream one request's answer as ChatLog deltas; faults become text.
+
+        `hold` says which calls wait for a yes.
+        """
         assert turn.route is not None
         yield {"role": "assistant"}
         # Made at the first chunk: how to read it depends on the server that answers.
@@ -167,7 +220,7 @@ class ToolLoop:
                 yield delta
             return
         async for delta in self._async_answered(
-            turn, answer or request.reader(), offered, streamed_text
+            turn, answer or request.reader(), offered, streamed_text, hold
         ):
             yield delta
 
@@ -177,6 +230,7 @@ class ToolLoop:
         answer: Answer | ConstrainedAnswer,
         offered: set[str],
         streamed_text: bool,
+        hold: Callable[[llm.ToolInput], str | None],
     ) -> AsyncGenerator[Delta]:
         """After a streamed answer: its timings, then a fault or its tool calls.
 
@@ -197,7 +251,7 @@ class ToolLoop:
             return
         # The text joins the chat log with the calls, before they run.
         turn.unfinished = ""
-        async for delta in self._async_calls(turn, calls, offered, streamed_text):
+        async for delta in self._async_calls(turn, calls, offered, streamed_text, hold):
             yield delta
 
     async def _async_generate(self, request: RoundRequest, turn: Turn) -> list[Delta]:
@@ -238,15 +292,39 @@ class ToolLoop:
         calls: list[ToolCallFragments],
         offered: set[str],
         streamed_text: bool,
+        hold: Callable[[llm.ToolInput], str | None],
     ) -> AsyncGenerator[Delta]:
-        """Hand the answer's tool calls to the chat log, after the announcement."""
-        tool_inputs, rejected = tool_inputs_of(calls, offered, turn.call_ids)
+        """Hand the answer's tool calls to the chat log, after the announcement.
+
+        A held call goes as one the agent answers itself (`external`): Home
+        Assistant does not run it, and its result asks for the yes.
+        """
+        checked, rejected = tool_inputs_of(calls, offered, turn.call_ids)
+        tool_inputs, held = [], []
+        for checked_input in checked:
+            tool_input = checked_input
+            if not tool_input.external and (answer := hold(tool_input)) is not None:
+                tool_input = llm.ToolInput(
+                    tool_input.tool_name,
+                    tool_input.tool_args,
+                    id=tool_input.id,
+                    external=True,
+                )
+                held.append((tool_input, answer))
+            tool_inputs.append(tool_input)
         if not turn.announced:
             runnable = [t.tool_name for t in tool_inputs if not t.external]
             if phrase := await turn.announce(runnable, turn.language):
                 turn.announced = turn.spoke = True
                 yield {"content": f" {phrase}" if streamed_text else phrase}
         yield {"tool_calls": tool_inputs}
+        for tool_input, answer in held:
+            yield {
+                "role": "tool_result",
+                "tool_call_id": tool_input.id,
+                "tool_name": tool_input.tool_name,
+                "result": llm.ToolResult(data={"result": answer}),
+            }
         for tool_input, error in rejected:
             yield {
                 "role": "tool_result",

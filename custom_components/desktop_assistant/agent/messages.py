@@ -58,13 +58,15 @@ def format_tools(api: llm.APIInstance) -> list[dict[str, Any]]:
 
 
 def build_messages(
-    content: list[conversation.Content], max_history: int
+    content: list[conversation.Content], max_history: int, tool_history: bool = False
 ) -> list[dict[str, Any]]:
     """Return the chat messages for the current request.
 
-    Earlier turns contribute their questions, replies, tool calls and
-    results, at most `max_history` messages, starting with a user message;
-    the current turn is sent whole. The clock line, if
+    Earlier turns contribute their questions and final replies, at most
+    `max_history` messages, starting with a user message; with
+    `tool_history` (a Chat thread) their tool calls and results too. A voice
+    or Assist conversation keeps only the words, so its window holds more
+    of the conversation. The current turn is sent whole. The clock line, if
     any, is moved from the system prompt to the current question, so the
     prefix stays cacheable.
     """
@@ -79,7 +81,9 @@ def build_messages(
         if isinstance(item, conversation.UserContent)
     )
     history = (
-        earlier_exchanges(content[1:turn_start])[-max_history:] if max_history else []
+        earlier_exchanges(content[1:turn_start], tool_history)[-max_history:]
+        if max_history
+        else []
     )
     # The window starts at a question, never inside an exchange.
     while history and history[0]["role"] != "user":
@@ -90,11 +94,14 @@ def build_messages(
     return [{"role": "system", "content": system}, *history, *current]
 
 
-def earlier_exchanges(content: Iterable[conversation.Content]) -> list[dict[str, Any]]:
+def earlier_exchanges(
+    content: Iterable[conversation.Content], tool_history: bool
+) -> list[dict[str, Any]]:
     """Return each earlier question with what answered it; unanswered ones drop.
 
-    An exchange keeps its tool calls and their results, so the model knows
-    what it looked up and did; it counts as answered once it has a reply.
+    With `tool_history` an exchange keeps its tool calls and their results,
+    so the model knows what it looked up and did; without, the question and
+    the final reply only. It counts as answered once it has a reply.
     """
     exchanges: list[tuple[list[dict[str, Any]], bool]] = []
     for item in content:
@@ -110,8 +117,18 @@ def earlier_exchanges(content: Iterable[conversation.Content]) -> list[dict[str,
             )
             exchanges[-1] = (messages, answered or replied)
     return [
-        message for messages, answered in exchanges if answered for message in messages
+        message
+        for messages, answered in exchanges
+        if answered
+        for message in (messages if tool_history else words_only(messages))
     ]
+
+
+def words_only(exchange: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An exchange's question and its final reply, the text the person heard."""
+    question, *answers = exchange
+    replies = [m for m in answers if m["role"] == "assistant" and m["content"]]
+    return [question, {"role": "assistant", "content": replies[-1]["content"]}]
 
 
 def message_of(item: conversation.Content) -> dict[str, Any]:

@@ -28,7 +28,7 @@ CREATE INDEX chat_threads_by_user ON chat_threads (user_id, updated_at);
 def owned_threads_v12(connection: sqlite3.Connection) -> None:
     """Make each thread's recorded conversation its owner's (issue 38).
 
-    The record learnt whose a conversation is in migration 9; a thread
+    The record learnt whose a conversation is in migration 11; a thread
     typed before then says it here.
     """
     record_owners.set_owners(

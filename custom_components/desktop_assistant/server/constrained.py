@@ -202,9 +202,7 @@ class ConstrainedAnswer:
             return []
         if ANSWER_KEY in reply:
             return []
-        # Half a surrogate pair becomes U+FFFD, as in a native call's arguments.
-        arguments = valid_unicode_data(reply[ARGUMENTS_KEY])
-        return [ToolCallFragments(name=reply[TOOL_KEY], decoded=arguments)]
+        return [ToolCallFragments(name=reply[TOOL_KEY], decoded=reply[ARGUMENTS_KEY])]
 
     def _checked_reply(self) -> tuple[dict[str, Any], str | None]:
         """The whole reply, or why it breaks the schema."""
@@ -223,7 +221,10 @@ class ConstrainedAnswer:
             return {}, f"unknown tool {str(name)[:100]!r}"
         try:
             error = schema_error(reply[ARGUMENTS_KEY], self.schemas[name])
+            # Half a surrogate pair becomes U+FFFD, as in a native call's arguments.
+            reply[ARGUMENTS_KEY] = valid_unicode_data(reply[ARGUMENTS_KEY])
         except RecursionError:
+            # json.loads reads deeper than Python's recursion limit.
             error = "arguments nest too deeply"
         return reply, error
 

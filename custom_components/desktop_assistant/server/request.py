@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from .control_tokens import neutralised_message
+
 
 def chat_payload(
     model: str,
@@ -18,10 +20,12 @@ def chat_payload(
     `cache_prompt` keeps the prompt's processed tokens in the slot, so the
     next request that starts the same (the next round, the next turn) reads
     only what is new. `slot` is llama-server's `id_slot`; None lets it choose.
+    Every message's text has the templates' control tokens broken: results,
+    memory and history are data, never the template's markers.
     """
     payload: dict[str, Any] = {
         "model": model,
-        "messages": messages,
+        "messages": [neutralised_message(message) for message in messages],
         "stream": True,
         "cache_prompt": True,
         "temperature": temperature,

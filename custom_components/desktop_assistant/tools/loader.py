@@ -43,7 +43,7 @@ TOOL_KEYS = frozenset(
 PARAM_KEYS = frozenset({"type", "description"})
 # Example questions a tool file may give, and their longest: the first goes
 # into the tool's description for the model.
-MAX_EXAMPLES = 5
+MAX_EXAMPLES = 24
 MAX_EXAMPLE = 200
 LANGUAGE = re.compile(r"[a-z]{2,3}(-[a-z0-9]+)*", re.IGNORECASE)
 # What a confirm question ends with, so a satellite keeps listening for the

@@ -11,13 +11,19 @@ model writes: a model's text is never the person's turn. Our own agent adds
 the conversation around it: it speaks the question itself, runs the held
 calls on a yes and says so briefly on a no.
 
+On a server asked for constrained calls the agent also holds, itself,
+every call to one of Home Assistant's tools whose annotations do not say
+read-only (`held_by_agent`, `hold`): a model that cannot call tools well
+changes nothing unasked; the yes runs it as a tool file's.
+
 `Confirmations` is the one entry point: the gate of the tool, and the ask,
-answer, cancel and held-this-turn of the agent's turn.
+answer, cancel, hold and held-this-turn of the agent's turn.
 """
 
 from collections.abc import AsyncGenerator
 from datetime import timedelta
 from functools import partial
+import json
 import logging
 from typing import Any
 
@@ -110,8 +116,31 @@ class Confirmations:
                 values,
             )
             return None
-        if pending is None or pending.user_turns != len(said):
-            pending = self._hold(conversation_id, len(said), language, asker)
+        return self._held(chat_log, call, language, asker)
+
+    @callback
+    def hold(
+        self, chat_log: conversation.ChatLog, call: HeldCall, language: str | None
+    ) -> str:
+        """Hold a call the agent runs only after a yes; the answer that says so."""
+        assert chat_log.llm_api is not None
+        llm_context = chat_log.llm_api.llm_context
+        asker = asker_of(llm_context.context, llm_context.device_id)
+        return self._held(chat_log, call, language, asker)
+
+    def _held(
+        self,
+        chat_log: conversation.ChatLog,
+        call: HeldCall,
+        language: str | None,
+        asker: Asker,
+    ) -> str:
+        """Hold the call in this turn, for `asker`; the answer asking for the yes."""
+        conversation_id = chat_log.conversation_id
+        said = len(user_turns(chat_log))
+        pending = self.get(conversation_id)
+        if pending is None or pending.user_turns != said:
+            pending = self._hold(conversation_id, said, language, asker)
         if call not in pending.calls:
             pending.calls.append(call)
         return NEEDED + call.question(language)
@@ -230,6 +259,34 @@ class Confirmations:
             await async_say(agent_id, chat_log, question)
 
 
+def held_by_agent(api: llm.APIInstance | None) -> dict[str, llm.Tool]:
+    """The offered tools that change things and do not ask for the yes themselves.
+
+    Home Assistant's intents and tools whose annotations do not say
+    read-only (`HassTurnOff`, `HassCancelAllTimers`, ...), by name; a tool
+    file asks itself (`gate`).
+    """
+    return {
+        tool.name: tool
+        for tool in (api.tools if api else ())
+        if not tool.annotations.read_only and tool_file_name(tool) is None
+    }
+
+
+def held_call(tool: llm.Tool, arguments: dict[str, Any]) -> HeldCall:
+    """A call of a tool the agent holds, named in the question by its title."""
+    return HeldCall(
+        None,
+        {
+            name: value if isinstance(value, str) else json.dumps(value)
+            for name, value in arguments.items()
+        },
+        arguments,
+        tool_name=tool.name,
+        title=tool.title or tool.name.rsplit("__", 1)[-1],
+    )
+
+
 async def _async_run_confirmed(
     agent_id: str, chat_log: conversation.ChatLog, calls: list[HeldCall]
 ) -> None:
@@ -241,12 +298,11 @@ async def _async_run_confirmed(
     """
     offered: dict[str, str] = {}
     for tool in chat_log.llm_api.tools if chat_log.llm_api else ():
-        if (name := tool_file_name(tool)) is not None:
-            offered.setdefault(name, tool.name)
+        offered.setdefault(tool_file_name(tool) or tool.name, tool.name)
     tool_inputs = [
-        llm.ToolInput(offered[call.spec.name], call.arguments)
+        llm.ToolInput(offered[name], call.arguments)
         for call in calls
-        if call.spec.name in offered
+        if (name := call.spec.name if call.spec else call.tool_name) in offered
     ]
     if not tool_inputs:
         return

@@ -13,18 +13,29 @@ from .words import phrases_for
 
 @dataclass(frozen=True, slots=True)
 class HeldCall:
-    """A call to a changing tool: the tool as it was loaded, and its arguments."""
+    """A call to a changing tool, and its arguments.
 
-    spec: ToolSpec
+    A tool file's (`spec`, as it was loaded) checks the yes itself when it
+    runs; any other LLM tool's (`tool_name`, held by the agent for a model
+    asked for constrained calls) runs only once the agent heard the yes.
+    """
+
+    spec: ToolSpec | None
     # Every parameter's text, as the runner receives it: what is compared.
     values: dict[str, str]
     # The arguments as the model wrote them, for calling it again.
     arguments: dict[str, Any] = field(compare=False, default_factory=dict)
+    tool_name: str = ""
+    # What the question calls a tool that is not a tool file.
+    title: str = field(compare=False, default="")
 
     def question(self, language: str | None) -> str:
         """Return the tool file's question, or one naming the tool and arguments."""
-        if (question := self.spec.question(language, self.values)) is not None:
+        if self.spec is not None and (
+            question := self.spec.question(language, self.values)
+        ):
             return question
+        tool = self.spec.name if self.spec is not None else self.title
         phrases = phrases_for(language)
         arguments = ", ".join(
             f"{name.replace('_', ' ')} {value}"
@@ -32,8 +43,8 @@ class HeldCall:
             if value
         )
         if not arguments:
-            return phrases.generic.format(tool=self.spec.name)
-        return phrases.generic_with.format(tool=self.spec.name, arguments=arguments)
+            return phrases.generic.format(tool=tool)
+        return phrases.generic_with.format(tool=tool, arguments=arguments)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,124 @@
+"""Which tools a question points to: the branches of a constrained reply.
+
+A small model picks among few branches better than among all, so a
+constrained reply offers the tools the question's words point to. A word
+points to a tool when it shares its first letters with the tool's name,
+description or example questions (a tool file's, in the household's
+languages), or with the words people use for Home Assistant's own intents
+and tools (`INTENT_WORDS`). A follow-up ("And in Oslo?") adds the previous
+question's words. A tool stays a branch after it was called: "the weather
+in Rome and in Paris" calls it twice.
+"""
+
+from collections.abc import Iterable, Mapping
+import re
+from typing import Any, Final
+
+from homeassistant.components import conversation
+
+from ..text import ALL_STOP_WORDS, words
+
+# A question's word points to a tool when the two share their first letters
+# ("drive" and "Driving time"); a shorter word must match whole.
+STEM: Final = 4
+
+# How people ask for Home Assistant's intents and tools, in the six
+# languages, by the tool's name without its API's prefix.
+INTENT_WORDS: Final[dict[str, str]] = {
+    "HassTurnOn": "turn on switch open start "
+    "accendi accendere apri attiva aanzetten aan zet open doe "
+    "einschalten schalte mach öffne allume allumer ouvre active "
+    "enciende encender abre activa pon",
+    "HassTurnOff": "turn off switch close stop "
+    "spegni spegnere chiudi disattiva uitzetten uit zet dicht doe "
+    "ausschalten schalte mach schließe éteins éteindre ferme désactive "
+    "apaga apagar cierra desactiva",
+    "HassCancelAllTimers": "cancel stop timers "
+    "annulla cancella ferma timer annuleer stop timers "
+    "abbrechen lösche stoppe Timer annule arrête minuteurs "
+    "cancela para temporizadores",
+    "HassStartTimer": "timer set start minutes "
+    "timer imposta metti minuti timer zet minuten wekker "
+    "Timer stelle Minuten Wecker minuteur règle mets minutes "
+    "temporizador pon minutos",
+    "HassCancelTimer": "cancel stop timer "
+    "annulla cancella timer annuleer timer abbrechen Timer "
+    "annule minuteur cancela temporizador",
+    "GetDateTime": "time date day today hour "
+    "ora ore giorno data oggi tijd laat datum dag vandaag "
+    "Uhr spät Datum Tag heute Zeit heure date jour aujourd'hui "
+    "hora fecha día hoy",
+}
+
+# How a follow-up starts, which carries on the previous question ("And in
+# Oslo?", "What about Paris?"), in the six languages; folded words.
+FOLLOW_UP_STARTS: Final = tuple(
+    start.split()
+    for start in (
+        "and", "also", "what about", "how about", "e", "ed", "anche", "invece",
+        "en", "ook", "und", "auch", "et", "aussi", "y", "tambien",
+    )
+)  # fmt: skip
+# A follow-up is short: at most this many words with a subject.
+FOLLOW_UP_SUBJECTS: Final = 3
+
+
+def stems(text: str) -> set[str]:
+    """The beginnings of the words of `text` that carry a subject.
+
+    A tool's name is words too: `calendar_add`, `GetDateTime`.
+    """
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])|_", " ", text)
+    return {
+        word[:STEM]
+        for word in words(spaced)
+        if len(word) > 2 and word not in ALL_STOP_WORDS
+    }
+
+
+def questions_of(content: Iterable[conversation.Content]) -> list[str]:
+    """The person's questions of the conversation, the current one last."""
+    return [
+        item.content for item in content if isinstance(item, conversation.UserContent)
+    ]
+
+
+def asked_stems(questions: list[str]) -> set[str]:
+    """The current question's stems; a follow-up's with the previous question's."""
+    if not questions:
+        return set()
+    asked = stems(questions[-1])
+    said = words(questions[-1])
+    if (
+        len(questions) > 1
+        and len(asked) <= FOLLOW_UP_SUBJECTS
+        and any(said[: len(start)] == start for start in FOLLOW_UP_STARTS)
+    ):
+        asked |= stems(questions[-2])
+    return asked
+
+
+def tool_stems(
+    tool: Mapping[str, Any], examples: Mapping[str, Iterable[str]]
+) -> set[str]:
+    """What a tool's words are: its name, description, examples and intent words."""
+    function = tool["function"]
+    name = function["name"].split("__")[-1]
+    texts = [name, function["description"], INTENT_WORDS.get(name, "")]
+    texts += examples.get(function["name"], ())
+    return set().union(*(stems(text) for text in texts))
+
+
+def pointed_tools(
+    tools: list[dict[str, Any]],
+    questions: list[str],
+    examples: Mapping[str, Iterable[str]],
+) -> list[dict[str, Any]]:
+    """The tools the question's words point to (a follow-up's, its previous one's too).
+
+    `examples` are the example questions of each tool that has them, by the
+    tool's name. With none pointed to, the model answers. The prompt still
+    lists every tool, so its cached prefix stays the same bytes.
+    """
+    asked = asked_stems(questions)
+    return [tool for tool in tools if asked & tool_stems(tool, examples)]
