@@ -219,6 +219,8 @@ class LlamaServerStandIn:
     received_at: list[float] = field(default_factory=list)
     # What `GET /props` reports as the server's parallel slots.
     total_slots: int = 1
+    # What `GET /props` reports of the model: whether it sees images.
+    vision: bool = False
     # `GET /health`'s status: 200 with the model loaded, 503 while it loads.
     health_status: int = 200
     # Set: `GET /health` never answers either (a machine going to sleep).
@@ -260,6 +262,7 @@ class LlamaServerStandIn:
             {
                 "total_slots": self.total_slots,
                 "model_path": self.model_id,
+                "modalities": {"vision": self.vision, "audio": False},
                 "chat_template": "",
                 "build_info": "b6820-2a1b4c9d",
             }

@@ -53,6 +53,8 @@ class ToolLoop:
     hass: HomeAssistant
     entity_id: str
     options: dict[str, Any]
+    # An AI task's attachments, as parts of its question's message.
+    attached: tuple[dict[str, Any], ...] = ()
 
     async def async_run_tool_loop(
         self,
@@ -112,7 +114,12 @@ class ToolLoop:
             options.get(CONF_TOOL_CALLS, TOOL_CALLS_AUTO),
             tools,
             offer,
-            partial(build_messages, chat_log.content, int(options[CONF_MAX_HISTORY])),
+            partial(
+                build_messages,
+                chat_log.content,
+                int(options[CONF_MAX_HISTORY]),
+                self.attached,
+            ),
             partial(
                 chat_payload,
                 options[CONF_MODEL],
