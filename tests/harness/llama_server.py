@@ -148,6 +148,39 @@ def text_reply(*pieces: str, thinking: str | None = None, **kwargs: Any) -> Repl
     return Reply(events=events, **kwargs)
 
 
+def label_reply(label: str, top_logprobs: Any, cache_n: int = 0) -> Reply:
+    """A one-token answer with its `top_logprobs` (token: logprob, or a raw list).
+
+    As llama-server streams a request with `logprobs`: the token's chunk
+    carries `logprobs.content`, one entry per token.
+    """
+    if isinstance(top_logprobs, dict):
+        top_logprobs = [
+            {"id": index, "token": token, "bytes": list(token.encode()), "logprob": p}
+            for index, (token, p) in enumerate(top_logprobs.items())
+        ]
+    token = chunk({"content": label})
+    token["choices"][0]["logprobs"] = {
+        "content": [
+            {
+                "id": 0,
+                "token": label,
+                "bytes": list(label.encode()),
+                "logprob": -0.1,
+                "top_logprobs": top_logprobs,
+            }
+        ]
+    }
+    return Reply(
+        events=[
+            sse(chunk({"role": "assistant", "content": None})),
+            sse(token),
+            sse(final_chunk("stop", cache_n=cache_n)),
+            sse("[DONE]"),
+        ]
+    )
+
+
 def tool_call_reply(
     *calls: tuple[str, str], fragments: int = 1, text: str | None = None
 ) -> Reply:

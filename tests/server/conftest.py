@@ -1,5 +1,6 @@
 """An AI task entity on the stand-in's entry, for the tests of this folder."""
 
+from pathlib import Path
 from typing import Any
 
 from homeassistant.config_entries import ConfigSubentry
@@ -15,6 +16,15 @@ from custom_components.desktop_assistant.const import (
     SUBENTRY_AI_TASK,
 )
 from tests.harness.llama_server import MODEL_ID
+
+
+@pytest.fixture
+def media(hass: HomeAssistant, tmp_path: Path) -> Path:
+    """A media folder of Home Assistant's; listed before `task_entity`, set before it."""
+    folder = tmp_path / "media"
+    folder.mkdir()
+    hass.config.media_dirs = {"local": str(folder)}
+    return folder
 
 
 @pytest.fixture

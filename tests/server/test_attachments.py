@@ -30,15 +30,6 @@ PIXEL_PNG = base64.b64decode(
 
 
 @pytest.fixture
-def media(hass: HomeAssistant, tmp_path: Path) -> Path:
-    """A media folder of Home Assistant's, set before the AI task's setup."""
-    folder = tmp_path / "media"
-    folder.mkdir()
-    hass.config.media_dirs = {"local": str(folder)}
-    return folder
-
-
-@pytest.fixture
 def sees(llama_server: LlamaServerStandIn) -> None:
     """The stand-in's `/props` reports vision (a model with its --mmproj)."""
     llama_server.vision = True
@@ -104,7 +95,10 @@ async def test_an_image_to_a_server_without_vision_is_refused_before_any_request
         await generate(hass, task_entity, attachment("door.png", "image/png"))
     assert caught.value.translation_key == "attachment_needs_vision"
     placeholders = caught.value.translation_placeholders
-    assert placeholders["attachment"] == attachment("door.png", "image/png")["media_content_id"]
+    assert (
+        placeholders["attachment"]
+        == attachment("door.png", "image/png")["media_content_id"]
+    )
     assert placeholders["server"] == llama_server.url
     assert llama_server.chat_requests == []
 
