@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from homeassistant.config_entries import ConfigSubentry
+from homeassistant.config_entries import ConfigEntryState, ConfigSubentry
 from homeassistant.const import CONF_MODEL
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
@@ -38,20 +38,32 @@ async def task_entity(
     hass: HomeAssistant, config_entry: MockConfigEntry, task_options: dict[str, Any]
 ) -> str:
     """The entity of an AI task subentry added to the stand-in's entry."""
+    return await async_add_task(hass, config_entry, task_options)
+
+
+async def async_add_task(
+    hass: HomeAssistant, entry: MockConfigEntry, options: dict[str, Any]
+) -> str:
+    """Add an AI task subentry to the entry, set up or reloaded; its entity id.
+
+    A loaded entry reloads by itself when a subentry is added.
+    """
     hass.config_entries.async_add_subentry(
-        config_entry,
+        entry,
         ConfigSubentry(
-            data=task_options,
+            data=options,
             subentry_type=SUBENTRY_AI_TASK,
             title="Tasks",
             unique_id=None,
         ),
     )
-    assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
+    if entry.state is ConfigEntryState.NOT_LOADED:
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
     (subentry_id,) = [
         s.subentry_id
-        for s in config_entry.subentries.values()
+        for s in entry.subentries.values()
         if s.subentry_type == SUBENTRY_AI_TASK
     ]
     entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)

@@ -16,16 +16,22 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 import probatio
 import pytest
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.desktop_assistant.const import CONF_FALLBACK_SERVERS
 from custom_components.desktop_assistant.evaluate import MAX_STATE_CHARS
 from custom_components.desktop_assistant.server.probabilities import TOP_LOGPROBS
+from tests.harness.failover import async_add_server
 from tests.harness.llama_server import (
+    MODEL_ID,
     LlamaServerStandIn,
     Reply,
     error_body,
     label_reply,
+    serve,
     text_reply,
 )
+from tests.server.conftest import async_add_task
 
 HAS_EVALUATE = hasattr(ai_task.AITaskEntityFeature, "EVALUATE")
 newest = pytest.mark.skipif(
@@ -45,6 +51,10 @@ QUESTIONS = {
         "instructions": "How risky is it?",
         "criteria": ["none", "some", "high"],
     },
+}
+DOOR_PNG = {
+    "media_content_id": "media-source://media_source/local/door.png",
+    "media_content_type": "image/png",
 }
 PIXEL_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
@@ -244,18 +254,72 @@ async def test_an_image_goes_only_to_a_server_that_sees(
     hass: HomeAssistant, media: Path, llama_server: LlamaServerStandIn, task_entity: str
 ) -> None:
     (media / "door.png").write_bytes(PIXEL_PNG)
-    attachments = [
-        {
-            "media_content_id": "media-source://media_source/local/door.png",
-            "media_content_type": "image/png",
-        }
-    ]
+    attachments = [DOOR_PNG]
     with pytest.raises(HomeAssistantError, match="does not see images") as caught:
         await evaluate(
             hass, task_entity, {"open": QUESTIONS["open"]}, attachments=attachments
         )
     assert caught.value.translation_key == "attachment_needs_vision"
     assert llama_server.chat_requests == []
+
+
+@newest
+async def test_an_image_goes_to_the_fallback_that_sees(
+    hass: HomeAssistant,
+    media: Path,
+    llama_server: LlamaServerStandIn,
+    config_entry: MockConfigEntry,
+    task_options: dict[str, Any],
+) -> None:
+    (media / "door.png").write_bytes(PIXEL_PNG)
+    async with serve(LlamaServerStandIn(vision=True)) as seeing:
+        fallback, _ = await async_add_server(hass, seeing.url, MODEL_ID)
+        task_entity = await async_add_task(
+            hass,
+            config_entry,
+            task_options | {CONF_FALLBACK_SERVERS: [fallback.entry_id]},
+        )
+        seeing.script = [label_reply("A", {"A": -0.2, "B": -1.8})]
+        result = await evaluate(
+            hass,
+            task_entity,
+            {"who": QUESTIONS["who"]},
+            state=None,
+            attachments=[DOOR_PNG],
+        )
+    assert result.answers["who"].choice == "owner"
+    assert llama_server.chat_requests == []
+    (request,) = seeing.chat_requests
+    # No state: the image, then the question.
+    image, question = request["messages"][-1]["content"]
+    assert image["image_url"]["url"].startswith("data:image/png;base64,")
+    assert question["text"].startswith("Who should be told?")
+
+
+@newest
+async def test_the_fallback_answers_when_the_own_server_is_down(
+    hass: HomeAssistant,
+    llama_server: LlamaServerStandIn,
+    config_entry: MockConfigEntry,
+    task_options: dict[str, Any],
+) -> None:
+    async with serve(LlamaServerStandIn()) as other:
+        fallback, _ = await async_add_server(hass, other.url, MODEL_ID)
+        task_entity = await async_add_task(
+            hass,
+            config_entry,
+            task_options | {CONF_FALLBACK_SERVERS: [fallback.entry_id]},
+        )
+        llama_server.script = [
+            Reply(
+                status=503, body=error_body(503, "Loading model", "unavailable_error")
+            )
+        ]
+        other.script = [label_reply("yes", {"yes": -0.5, "no": -1.0})]
+        result = await evaluate(hass, task_entity, {"open": QUESTIONS["open"]})
+    assert 0.5 < result.answers["open"].noul < 1.0
+    assert len(llama_server.chat_requests) == 1
+    assert len(other.chat_requests) == 1
 
 
 @pytest.mark.skipif(HAS_EVALUATE, reason="this Home Assistant has AI Task evaluate")
