@@ -28,7 +28,7 @@ from homeassistant.components import ai_task
 from homeassistant.core import HomeAssistant
 import pytest
 
-from tests.harness.agent_entry import async_add_task_entity
+from tests.harness.agent_entry import async_add_task_entity, async_evaluate
 from tests.harness.benchmark import (
     cache_share,
     command_line,
@@ -128,13 +128,7 @@ async def evaluate(
     hass: HomeAssistant, entity_id: str, questions: dict[str, Any], state: Any
 ) -> dict[str, Any]:
     """The task's answers, keyed by question."""
-    result = await ai_task.async_evaluate(
-        hass,
-        task_name="benchmark",
-        entity_id=entity_id,
-        questions=questions,
-        state=state,
-    )
+    result = await async_evaluate(hass, entity_id, questions, "benchmark", state=state)
     return result.answers
 
 

@@ -4,7 +4,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from homeassistant.components import conversation
+from homeassistant.components import ai_task, conversation
 from homeassistant.const import CONF_MODEL, CONF_URL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import chat_session, entity_registry as er, llm
@@ -79,6 +79,26 @@ async def async_add_task_entity(hass: HomeAssistant, url: str, model: str) -> st
     entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)
     assert entity_id is not None
     return entity_id
+
+
+async def async_evaluate(
+    hass: HomeAssistant,
+    entity_id: str,
+    questions: dict[str, Any],
+    task_name: str = "front door",
+    **inputs: Any,
+) -> Any:
+    """`ai_task.async_evaluate` of the entity (HA 2026.11 on); its result.
+
+    `inputs` are the task's `state` and `attachments`.
+    """
+    return await ai_task.async_evaluate(
+        hass,
+        task_name=task_name,
+        entity_id=entity_id,
+        questions=questions,
+        **inputs,
+    )
 
 
 async def async_set_up_agent_entry(hass: HomeAssistant, entry: MockConfigEntry) -> str:

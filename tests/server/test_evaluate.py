@@ -21,6 +21,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.desktop_assistant.const import CONF_FALLBACK_SERVERS
 from custom_components.desktop_assistant.evaluate import MAX_STATE_CHARS
 from custom_components.desktop_assistant.server.probabilities import TOP_LOGPROBS
+from tests.harness.agent_entry import async_evaluate
 from tests.harness.failover import async_add_server
 from tests.harness.llama_server import (
     MODEL_ID,
@@ -64,11 +65,10 @@ PIXEL_PNG = base64.b64decode(
 async def evaluate(
     hass: HomeAssistant, entity_id: str, questions: Any = None, **extra: Any
 ) -> Any:
-    return await ai_task.async_evaluate(
+    return await async_evaluate(
         hass,
-        task_name="front door",
-        entity_id=entity_id,
-        questions=QUESTIONS if questions is None else questions,
+        entity_id,
+        QUESTIONS if questions is None else questions,
         **({"state": STATE} | extra),
     )
 

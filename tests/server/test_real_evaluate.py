@@ -14,7 +14,7 @@ from homeassistant.core import HomeAssistant
 import pytest
 
 from custom_components.desktop_assistant.server.probabilities import TOP_LOGPROBS
-from tests.harness.agent_entry import async_add_task_entity
+from tests.harness.agent_entry import async_add_task_entity, async_evaluate
 from tests.harness.llama_tap import tapped
 from tests.harness.real_engines import REAL_MODEL_TIMEOUT, RealLlamaServer
 
@@ -57,13 +57,7 @@ async def test_smollm2_answers_a_noul_a_choice_and_a_score(
         entity_id = await async_add_task_entity(
             hass, tap.url, str(smollm2_server.model_path)
         )
-        result = await ai_task.async_evaluate(
-            hass,
-            task_name="front door",
-            entity_id=entity_id,
-            questions=QUESTIONS,
-            state=STATE,
-        )
+        result = await async_evaluate(hass, entity_id, QUESTIONS, state=STATE)
     answers = result.answers
     assert 0.0 <= answers["unlocked"].noul <= 1.0
     tell = answers["tell"]
