@@ -20,6 +20,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.desktop_assistant.const import CONF_FALLBACK_SERVERS
 from custom_components.desktop_assistant.evaluate import MAX_STATE_CHARS
+from custom_components.desktop_assistant.server.activity import async_get_activity
 from custom_components.desktop_assistant.server.probabilities import TOP_LOGPROBS
 from tests.harness.agent_entry import async_evaluate
 from tests.harness.failover import async_add_server
@@ -320,6 +321,24 @@ async def test_the_fallback_answers_when_the_own_server_is_down(
     assert 0.5 < result.answers["open"].noul < 1.0
     assert len(llama_server.chat_requests) == 1
     assert len(other.chat_requests) == 1
+
+
+@newest
+async def test_background_work_steps_aside_while_questions_are_asked(
+    hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
+) -> None:
+    activity = async_get_activity(hass)
+    busy_when_asked: list[bool] = []
+
+    async def reply() -> Reply:
+        busy_when_asked.append(activity.busy.is_set())
+        return label_reply("no", {"no": -0.1, "yes": -2.0})
+
+    llama_server.script = [reply, reply]
+    questions = {"a": QUESTIONS["open"], "b": QUESTIONS["open"]}
+    await evaluate(hass, task_entity, questions)
+    assert busy_when_asked == [True, True]
+    assert activity.idle.is_set()
 
 
 @pytest.mark.skipif(HAS_EVALUATE, reason="this Home Assistant has AI Task evaluate")
