@@ -112,8 +112,8 @@ async def _async_answer(
 ) -> ai_task.EvaluationAnswer:
     """Ask one question; its answer from the distribution over its labels."""
     text, first = await _async_ask(route, read_timeout, context, asked)
-    check_reply(text, asked.labels)
-    distribution = label_distribution(first, asked.labels)
+    check_reply(text, asked)
+    distribution = label_distribution(first, asked)
     if question["type"] == "noul":
         return ai_task.NoulAnswer(noul=distribution[0])
     if question["type"] == "choice":
@@ -138,7 +138,7 @@ async def _async_ask(
     ]
     payload = chat_payload(
         "", messages, temperature=0.0, max_tokens=MAX_LABEL_TOKENS
-    ) | request_fields(asked.labels)
+    ) | request_fields(asked)
     answer, bound = Answer(), TextBound(MAX_LABEL_TOKENS)
     pieces: list[str] = []
     first: object = None

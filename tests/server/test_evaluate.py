@@ -79,7 +79,7 @@ async def test_each_answer_is_read_from_the_labels_probabilities(
     hass: HomeAssistant, llama_server: LlamaServerStandIn, task_entity: str
 ) -> None:
     llama_server.script = [
-        label_reply("yes", {"yes": math.log(0.6), "Yes": -1.0, "no": math.log(0.2)}),
+        label_reply("yes", {"yes": math.log(0.6), " Yes": -1.0, "no": math.log(0.2)}),
         label_reply("A", {"A": math.log(0.3), "B": math.log(0.1)}, cache_n=60),
         label_reply("1", {"1": math.log(0.4), "0": math.log(0.1), "2": -9.0}, 60),
     ]
@@ -100,7 +100,7 @@ async def test_each_answer_is_read_from_the_labels_probabilities(
     first, second, third = llama_server.chat_requests
     for request, labels in zip(
         (first, second, third),
-        ('"yes" | "no"', '"A" | "B"', '"0" | "1" | "2"'),
+        ('"yes" | "Yes" | "no" | "No"', '"A" | "B"', '"0" | "1" | "2"'),
         strict=True,
     ):
         assert request["grammar"] == f"root ::= {labels}"

@@ -19,7 +19,10 @@ from custom_components.desktop_assistant.server.probabilities import (
     first_token,
     grammar,
     label_distribution,
+    labelled,
 )
+
+YES_NO = asked_question({"type": "noul", "instructions": "Is the door open?"})
 
 
 def top(*pairs: tuple[Any, Any]) -> dict[str, Any]:
@@ -35,17 +38,32 @@ def top(*pairs: tuple[Any, Any]) -> dict[str, Any]:
 
 
 def test_the_labels_distribution_is_renormalised_over_the_labels() -> None:
-    # "Yes" and " yes" are other tokens: the grammar allows neither.
-    entry = top(("Yes", -0.2), ("yes", math.log(0.3)), ("no", math.log(0.1)))
-    yes, no = label_distribution(entry, ("yes", "no"))
+    # " yes", with a space, is another token: the grammar does not allow it.
+    entry = top((" yes", -0.2), ("yes", math.log(0.3)), ("no", math.log(0.1)))
+    yes, no = label_distribution(entry, YES_NO)
     assert yes == pytest.approx(0.75)
     assert no == pytest.approx(0.25)
     assert math.fsum([yes, no]) == pytest.approx(1.0, abs=1e-12)
 
 
+def test_yes_and_no_are_read_in_both_spellings() -> None:
+    # As SmolLM2 answered: "No" and "Yes" likelier than "yes"; "no" far down.
+    entry = top(
+        ("No", math.log(0.4)),
+        ("Yes", math.log(0.2)),
+        ("The", math.log(0.2)),
+        ("yes", math.log(0.1)),
+        ("no", math.log(0.1)),
+    )
+    assert label_distribution(entry, YES_NO) == pytest.approx([0.375, 0.625])
+    assert check_reply("No", YES_NO) == "no"
+
+
 def test_tiny_probabilities_do_not_vanish() -> None:
     # exp(-800) is 0.0 in floating point; the ratio e^-1 is not.
-    distribution = label_distribution(top(("A", -800.0), ("B", -801.0)), "AB")
+    distribution = label_distribution(
+        top(("A", -800.0), ("B", -801.0)), labelled("", "AB")
+    )
     assert distribution == pytest.approx(
         [1 / (1 + math.exp(-1)), math.exp(-1) / (1 + math.exp(-1))]
     )
@@ -53,7 +71,8 @@ def test_tiny_probabilities_do_not_vanish() -> None:
 
 
 def test_a_label_missing_from_the_list_counts_as_zero() -> None:
-    assert label_distribution(top(("A", -1.0), ("C", -2.0)), "ABC") == pytest.approx(
+    entry = top(("A", -1.0), ("C", -2.0))
+    assert label_distribution(entry, labelled("", "ABC")) == pytest.approx(
         [1 / (1 + math.exp(-1)), 0.0, math.exp(-1) / (1 + math.exp(-1))]
     )
 
@@ -76,7 +95,7 @@ def test_a_label_missing_from_the_list_counts_as_zero() -> None:
 )
 def test_entries_that_are_not_probabilities_are_refused(entry: Any) -> None:
     with pytest.raises(ProbabilityError) as raised:
-        label_distribution(entry, ("yes", "no"))
+        label_distribution(entry, YES_NO)
     assert raised.value.kind == "invalid_probabilities"
 
 
@@ -87,26 +106,27 @@ def test_entries_that_are_not_probabilities_are_refused(entry: Any) -> None:
         pytest.param({"token": "yes", "logprob": -0.1}, id="no-top-list"),
         pytest.param({"top_logprobs": []}, id="an-empty-list"),
         pytest.param({"top_logprobs": {"yes": -0.1}}, id="a-dict"),
-        pytest.param(top(("maybe", -0.1), ("Yes", -2.0)), id="only-other-tokens"),
+        pytest.param(top(("maybe", -0.1), (" yes", -2.0)), id="only-other-tokens"),
     ],
 )
 def test_no_probabilities_for_the_labels_is_an_error(entry: Any) -> None:
     with pytest.raises(ProbabilityError) as raised:
-        label_distribution(entry, ("yes", "no"))
+        label_distribution(entry, YES_NO)
     assert raised.value.kind == "no_probabilities"
 
 
 def test_a_reply_outside_the_labels_is_an_error() -> None:
-    assert check_reply(" yes\n", ("yes", "no")) == "yes"
-    for reply in ("maybe", "I cannot answer that.", ""):
+    assert check_reply(" yes\n", YES_NO) == "yes"
+    for reply in ("maybe", "I cannot answer that.", "", "YES"):
         with pytest.raises(ProbabilityError) as raised:
-            check_reply(reply, ("yes", "no"))
+            check_reply(reply, YES_NO)
         assert raised.value.kind == "outside_answers"
 
 
 def test_each_kind_of_question_is_asked_with_one_token_labels() -> None:
     noul = asked_question({"type": "noul", "instructions": "Is the door open?"})
     assert noul.labels == ("yes", "no")
+    assert grammar(noul.spellings) == 'root ::= "yes" | "Yes" | "no" | "No"'
     assert noul.text.startswith("Is the door open?")
     choice = asked_question(
         {
@@ -122,7 +142,7 @@ def test_each_kind_of_question_is_asked_with_one_token_labels() -> None:
     )
     assert score.labels == ("0", "1")
     assert "0. a mess\n1. fine" in score.text
-    assert grammar(choice.labels) == 'root ::= "A" | "B"'
+    assert grammar(choice.spellings) == 'root ::= "A" | "B"'
 
 
 @pytest.mark.parametrize(

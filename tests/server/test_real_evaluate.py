@@ -73,7 +73,7 @@ async def test_smollm2_answers_a_noul_a_choice_and_a_score(
 
     grammars = [request["grammar"] for request in tap.chat_requests]
     assert grammars == [
-        'root ::= "yes" | "no"',
+        'root ::= "yes" | "Yes" | "no" | "No"',
         'root ::= "A" | "B" | "C"',
         'root ::= "0" | "1" | "2" | "3"',
     ]

@@ -4,17 +4,22 @@ Each question is asked with one-token labels for its answers ("yes"/"no",
 letters for choices, digits for score levels); a grammar holds the reply to
 the labels and `top_logprobs` asks for the probabilities of the reply's first
 token. llama-server reports them from the model's logits before the grammar
-and the samplers act, so the labels' probabilities are read from that list
-and renormalised over the labels: the distribution sums to 1.
+and the samplers act (checked on SmolLM2: the list is the same with and
+without the grammar), so the labels' probabilities are read from that list
+and renormalised over the labels: the distribution sums to 1. A chat model
+answers "Yes" more often than "yes", so yes and no are read in both
+spellings.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import math
 import string
 from typing import Any, Literal
 
 NOUL_LABELS = ("yes", "no")
+# Each label of a yes/no answer and its capitalised spelling.
+NOUL_SPELLINGS = {"yes": 0, "Yes": 0, "no": 1, "No": 1}
 CHOICE_LABELS = tuple(string.ascii_uppercase)
 LEVEL_LABELS = tuple(string.digits)
 # How many of the first token's likeliest tokens are asked for: the labels
@@ -44,10 +49,20 @@ class ProbabilityError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """A question as the model is asked it: its text and its answers' labels."""
+    """A question as the model is asked it: its text and its answers' labels.
+
+    `spellings` maps each first token the reply may be to the option it
+    answers (the index of its label).
+    """
 
     text: str
     labels: tuple[str, ...]
+    spellings: Mapping[str, int]
+
+
+def labelled(text: str, labels: Sequence[str]) -> Asked:
+    """A question whose labels are spelt one way each."""
+    return Asked(text, tuple(labels), {label: i for i, label in enumerate(labels)})
 
 
 def asked_question(question: Mapping[str, Any]) -> Asked:
@@ -59,7 +74,7 @@ def asked_question(question: Mapping[str, Any]) -> Asked:
     """
     instructions = str(question["instructions"])
     if question["type"] == "noul":
-        return Asked(f"{instructions}\nAnswer yes or no.", NOUL_LABELS)
+        return Asked(f"{instructions}\nAnswer yes or no.", NOUL_LABELS, NOUL_SPELLINGS)
     if question["type"] == "choice":
         options = [f"{key}: {text}" for key, text in question["criteria"].items()]
         labels, ask = CHOICE_LABELS, "Answer with the letter of one option."
@@ -74,18 +89,18 @@ def asked_question(question: Mapping[str, Any]) -> Asked:
     listed = "\n".join(
         f"{label}. {text}" for label, text in zip(labels, options, strict=False)
     )
-    return Asked(f"{instructions}\n{listed}\n{ask}", labels[: len(options)])
+    return labelled(f"{instructions}\n{listed}\n{ask}", labels[: len(options)])
 
 
-def grammar(labels: Sequence[str]) -> str:
-    """llama-server's GBNF grammar that allows exactly one of the labels."""
-    return "root ::= " + " | ".join(f'"{label}"' for label in labels)
+def grammar(spellings: Iterable[str]) -> str:
+    """llama-server's GBNF grammar that allows exactly one of the spellings."""
+    return "root ::= " + " | ".join(f'"{spelling}"' for spelling in spellings)
 
 
-def request_fields(labels: Sequence[str]) -> dict[str, Any]:
+def request_fields(asked: Asked) -> dict[str, Any]:
     """What a question's chat request adds: the grammar and the probabilities."""
     return {
-        "grammar": grammar(labels),
+        "grammar": grammar(asked.spellings),
         "logprobs": True,
         "top_logprobs": TOP_LOGPROBS,
     }
@@ -105,12 +120,13 @@ def first_token(chunk: object) -> object:
     return None
 
 
-def label_distribution(token: object, labels: Sequence[str]) -> list[float]:
+def label_distribution(token: object, asked: Asked) -> list[float]:
     """The labels' probabilities among the token's `top_logprobs`, summing to 1.
 
-    They are renormalised over the labels. A label missing from the list
-    counts as 0; none present, no list, or an entry that is not a token with
-    a finite log-probability of at most 0, is an error.
+    Each label's spellings add up; the labels are renormalised. A label
+    missing from the list counts as 0; none present, no list, or an entry
+    that is not a token with a finite log-probability of at most 0, is an
+    error.
     """
     top = token.get("top_logprobs") if isinstance(token, Mapping) else None
     if not isinstance(top, list) or not top:
@@ -118,19 +134,19 @@ def label_distribution(token: object, labels: Sequence[str]) -> list[float]:
     found: dict[str, float] = {}
     for entry in top:
         text, logprob = _token_logprob(entry)
-        if text in labels:
+        if text in asked.spellings:
             found.setdefault(text, logprob)
     if not found:
         raise ProbabilityError(
             "no_probabilities",
-            f"none of the answers {', '.join(labels)} is among the "
+            f"none of the answers {', '.join(asked.labels)} is among the "
             f"{len(top)} likeliest first tokens",
         )
     # Renormalised in log space, so that tiny probabilities do not vanish.
     highest = max(found.values())
-    weights = [
-        math.exp(found[label] - highest) if label in found else 0.0 for label in labels
-    ]
+    weights = [0.0] * len(asked.labels)
+    for text, logprob in found.items():
+        weights[asked.spellings[text]] += math.exp(logprob - highest)
     total = math.fsum(weights)
     return [weight / total for weight in weights]
 
@@ -154,12 +170,12 @@ def _token_logprob(entry: object) -> tuple[str, float]:
     return token, min(float(logprob), 0.0)
 
 
-def check_reply(text: str, labels: Sequence[str]) -> str:
-    """The reply's label; a reply that is none of them is an error."""
+def check_reply(text: str, asked: Asked) -> str:
+    """The label the reply answers; a reply that is none of them is an error."""
     reply = text.strip()
-    if reply not in labels:
+    if reply not in asked.spellings:
         raise ProbabilityError(
             "outside_answers",
-            f"the model answered {reply[:80]!r}, not one of {', '.join(labels)}",
+            f"the model answered {reply[:80]!r}, not one of {', '.join(asked.labels)}",
         )
-    return reply
+    return asked.labels[asked.spellings[reply]]
