@@ -6,9 +6,11 @@ real Home Assistant in this process whose AI task entity asks through a
 recording pass-through (`tests/harness/llama_tap.py`) that reads each
 answer's `timings` and time. Each run first evicts the slot's cache with an
 unrelated prompt, then evaluates one task of five questions about one
-state: the whole task's time, each question's time, and the share of each
-prompt read from llama-server's cache. The first question, a cold prompt,
-is the baseline of both tables.
+state (some 400 tokens: a household's entities at night): the whole task's
+time, each question's time, and the share of each prompt read from
+llama-server's cache. The first question, a cold prompt, is the baseline of
+both tables. The share of a later question is the state's tokens against
+the question's own (20 to 50): the larger the state, the larger the share.
 
 Then it asks a handful of questions whose answer is plain from the state
 and reports how many SmolLM2 got right: reported, never asserted, since a
@@ -51,12 +53,32 @@ NO_EVALUATE = (
     "environment has an older one"
 )
 FIRST, LATER = "question 1 (cold prompt)", "each of questions 2-5"
+# The state of a household at night, as an automation would pass it: what
+# the questions are about, some 400 tokens of it.
 STATE = {
-    "front_door": "unlocked",
-    "people_home": 0,
-    "alarm": "disarmed",
     "time": "23:40",
-    "living_room_lights": "on",
+    "people_home": 0,
+    "entities": {
+        "lock.front_door": "unlocked",
+        "lock.back_door": "locked",
+        "alarm_control_panel.home": "disarmed",
+        "binary_sensor.front_door_contact": "closed",
+        "binary_sensor.garage_door": "open",
+        "binary_sensor.living_room_motion": "off",
+        "binary_sensor.hallway_motion": "off",
+        "light.living_room": "on",
+        "light.kitchen": "off",
+        "light.porch": "on",
+        "switch.coffee_machine": "off",
+        "climate.living_room": {"state": "heat", "current_temperature": 19.5},
+        "sensor.outside_temperature": {"state": 4.2, "unit": "°C"},
+        "camera.front_door": "idle",
+        "person.anouk": "not_home",
+        "person.daan": "not_home",
+        "media_player.living_room_tv": "off",
+        "cover.garage": "open",
+        "sensor.power_consumption": {"state": 412, "unit": "W"},
+    },
 }
 TASK: dict[str, Any] = {
     "door": {"type": "noul", "instructions": "Is the front door unlocked?"},

@@ -29,8 +29,9 @@ class LlamaTap:
 
     upstream: str
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
+    # Per chat request: the answer's last timings ({} without), and the
+    # seconds from the request's arrival to the answer's last byte.
     timings: list[dict[str, Any]] = field(default_factory=list)
-    # Seconds from each chat request's arrival to its answer's last byte.
     seconds: list[float] = field(default_factory=list)
     url: str = ""
 
@@ -56,26 +57,32 @@ class LlamaTap:
             response = web.StreamResponse(status=upstream.status)
             response.content_type = upstream.content_type
             await response.prepare(request)
-            pending = b""
-            async for block in upstream.content.iter_any():
-                await response.write(block)
-                if chat:
-                    pending = self._note_timings(pending + block)
-            await response.write_eof()
+            pending, seen = b"", [{}]
+            # A client may hang up once it has read `[DONE]`, before the end
+            # of the chunked body: the answer is still read to its end.
+            with contextlib.suppress(ConnectionResetError):
+                async for block in upstream.content.iter_any():
+                    if chat:
+                        pending = timings_in(pending + block, seen)
+                    await response.write(block)
+                await response.write_eof()
         if chat:
             self.seconds.append(time.perf_counter() - started)
+            # llama-server sends timings in more than one chunk: the last counts.
+            self.timings.append(seen[-1])
         return response
 
-    def _note_timings(self, data: bytes) -> bytes:
-        """Keep the timings of each whole `data:` line; return the unfinished rest."""
-        *lines, rest = data.split(b"\n")
-        for line in lines:
-            if not line.startswith(b"data: {"):
-                continue
-            with contextlib.suppress(ValueError):
-                if isinstance(timings := json.loads(line[6:]).get("timings"), dict):
-                    self.timings.append(timings)
-        return rest
+
+def timings_in(data: bytes, seen: list[dict[str, Any]]) -> bytes:
+    """Add the timings of each whole `data:` line to `seen`; return the unfinished rest."""
+    *lines, rest = data.split(b"\n")
+    for line in lines:
+        if not line.startswith(b"data: {"):
+            continue
+        with contextlib.suppress(ValueError):
+            if isinstance(timings := json.loads(line[6:]).get("timings"), dict):
+                seen.append(timings)
+    return rest
 
 
 @contextlib.asynccontextmanager
