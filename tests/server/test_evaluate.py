@@ -12,13 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from homeassistant.components import ai_task
+from homeassistant.const import CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 import probatio
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.desktop_assistant.const import CONF_FALLBACK_SERVERS
+from custom_components.desktop_assistant.const import (
+    CONF_FALLBACK_SERVERS,
+    CONF_WAKE_ADDRESS,
+    CONF_WAKE_MAC,
+    CONF_WAKE_PORT,
+    CONF_WAKE_WAIT,
+    DOMAIN,
+)
 from custom_components.desktop_assistant.evaluate import MAX_STATE_CHARS
 from custom_components.desktop_assistant.server.activity import async_get_activity
 from custom_components.desktop_assistant.server.probabilities import TOP_LOGPROBS
@@ -33,8 +41,10 @@ from tests.harness.llama_server import (
     serve,
     text_reply,
 )
+from tests.harness.wake_on_lan import asleep_until_woken, magic_packet
 from tests.server.conftest import async_add_task
 
+MAC = "5c:60:ba:1e:22:7f"
 HAS_EVALUATE = hasattr(ai_task.AITaskEntityFeature, "EVALUATE")
 newest = pytest.mark.skipif(
     not HAS_EVALUATE,
@@ -339,6 +349,35 @@ async def test_background_work_steps_aside_while_questions_are_asked(
     await evaluate(hass, task_entity, questions)
     assert busy_when_asked == [True, True]
     assert activity.idle.is_set()
+
+
+@newest
+async def test_a_task_wakes_its_sleeping_server_and_waits_for_it(
+    hass: HomeAssistant, socket_enabled: None, task_options: dict[str, Any]
+) -> None:
+    async with (
+        serve(LlamaServerStandIn()) as desktop,
+        asleep_until_woken(desktop) as receiver,
+    ):
+        entry = MockConfigEntry(
+            domain=DOMAIN,
+            title=desktop.url,
+            data={CONF_URL: desktop.url},
+            options={
+                CONF_WAKE_MAC: MAC,
+                CONF_WAKE_ADDRESS: "127.0.0.1",
+                CONF_WAKE_PORT: receiver.port,
+                CONF_WAKE_WAIT: 60,
+            },
+        )
+        entry.add_to_hass(hass)
+        task_entity = await async_add_task(hass, entry, task_options)
+        assert entry.runtime_data.health.reachable is False
+        desktop.script = [label_reply("yes", {"yes": -0.3, "no": -1.5})]
+        result = await evaluate(hass, task_entity, {"open": QUESTIONS["open"]})
+        assert receiver.packets == [magic_packet(MAC)]
+    assert result.answers["open"].noul > 0.5
+    assert len(desktop.chat_requests) == 1
 
 
 @pytest.mark.skipif(HAS_EVALUATE, reason="this Home Assistant has AI Task evaluate")
