@@ -121,10 +121,9 @@ async def test_each_answer_is_read_from_the_labels_probabilities(
     # The state comes first and the question last: the prefix is shared.
     context = 'The state, as JSON:\n{"entity_id":"lock.front_door","state":"unlocked"}'
     asked = [request["messages"][-1]["content"] for request in (first, second, third)]
-    assert asked[0] == f"{context}\n\nIs the front door unlocked?\nAnswer yes or no."
+    assert asked[0] == f"{context}\n\nIs the front door unlocked?"
     assert asked[1] == (
         f"{context}\n\nWho should be told?\nA. owner: the owner\nB. nobody: no one"
-        "\nAnswer with the letter of one option."
     )
     assert asked[2].startswith(f"{context}\n\nHow risky is it?\n0. none\n1. some")
     assert first["messages"][:-1] == second["messages"][:-1] == third["messages"][:-1]

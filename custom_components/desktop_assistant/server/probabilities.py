@@ -69,18 +69,19 @@ def asked_question(question: Mapping[str, Any]) -> Asked:
     """The question's text with its options listed, and their labels.
 
     `noul` is answered yes or no; a `choice` by the letter of an option; a
-    `score` by the digit of a level. Fewer than two options, or more than
-    there are labels, is refused.
+    `score` by the digit of a level (how to answer is said once, in the
+    system prompt, which every question shares). Fewer than two options, or
+    more than there are labels, is refused.
     """
     instructions = str(question["instructions"])
     if question["type"] == "noul":
-        return Asked(f"{instructions}\nAnswer yes or no.", NOUL_LABELS, NOUL_SPELLINGS)
+        return Asked(instructions, NOUL_LABELS, NOUL_SPELLINGS)
     if question["type"] == "choice":
         options = [f"{key}: {text}" for key, text in question["criteria"].items()]
-        labels, ask = CHOICE_LABELS, "Answer with the letter of one option."
+        labels = CHOICE_LABELS
     else:
         options = [str(text) for text in question["criteria"]]
-        labels, ask = LEVEL_LABELS, "Answer with the number of one level."
+        labels = LEVEL_LABELS
     if not 2 <= len(options) <= len(labels):
         raise ProbabilityError(
             "options",
@@ -89,7 +90,7 @@ def asked_question(question: Mapping[str, Any]) -> Asked:
     listed = "\n".join(
         f"{label}. {text}" for label, text in zip(labels, options, strict=False)
     )
-    return labelled(f"{instructions}\n{listed}\n{ask}", labels[: len(options)])
+    return labelled(f"{instructions}\n{listed}", labels[: len(options)])
 
 
 def grammar(spellings: Iterable[str]) -> str:
