@@ -7,19 +7,29 @@ from homeassistant.exceptions import HomeAssistantError
 
 from .agent.loop import ToolLoop
 from .agent.turn_state import Turn
+from .attachments import async_attachment_parts, keep_servers_that_see
 from .const import DEFAULT_AI_TASK_OPTIONS, DOMAIN, SUBENTRY_AI_TASK
 from .entity import DesktopAssistantEntity, subentry_platform_setup
+from .evaluate import async_evaluate
 from .server.failover import async_route
 from .server.generate import Expected, GenerationError
 
 # Generation runs on the server; HA need not hold tasks back.
 PARALLEL_UPDATES = 0
 
+# Evaluate came with Home Assistant 2026.11; before it the entity only generates.
+EVALUATE = getattr(ai_task.AITaskEntityFeature, "EVALUATE", None)
+
 
 class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
     """Generates text, or data of a given structure, with a llama-server model."""
 
-    _attr_supported_features = ai_task.AITaskEntityFeature.GENERATE_DATA
+    _attr_supported_features = (
+        ai_task.AITaskEntityFeature.GENERATE_DATA
+        | ai_task.AITaskEntityFeature.SUPPORT_ATTACHMENTS
+    )
+    if EVALUATE is not None:
+        _attr_supported_features |= EVALUATE
 
     @property
     @override
@@ -33,8 +43,11 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
     ) -> ai_task.GenDataTaskResult:
         """Answer the task's instructions, as JSON of its structure when it has one."""
         options = self.options
-        loop = ToolLoop(self.hass, self.entity_id, options)
-        turn = Turn(language=None, route=async_route(self.hass, self.entry, options))
+        attached = await async_attachment_parts(self.hass, task.name, task.attachments)
+        route = async_route(self.hass, self.entry, options)
+        keep_servers_that_see(route, task.name, attached)
+        turn = Turn(language=None, route=route)
+        loop = ToolLoop(self.hass, self.entity_id, options, tuple(attached.parts))
         # What the task needs: a generated answer of its structure.
         expected = Expected(task.name, task.structure)
         try:
@@ -51,6 +64,16 @@ class DesktopAssistantTaskEntity(ai_task.AITaskEntity, DesktopAssistantEntity):
         return ai_task.GenDataTaskResult(
             conversation_id=chat_log.conversation_id, data=data
         )
+
+    @override
+    async def _async_evaluate(
+        self, task: ai_task.EvaluationTask
+    ) -> ai_task.EvaluationTaskResult:
+        """Answer the task's questions from the model's token probabilities.
+
+        Called only where HA has evaluate; the annotations are not evaluated.
+        """
+        return await async_evaluate(self.hass, self.entry, self.options, task)
 
 
 def _answer_text(chat_log: conversation.ChatLog) -> str:

@@ -4,14 +4,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from homeassistant.components import conversation
-from homeassistant.const import CONF_URL
+from homeassistant.components import ai_task, conversation
+from homeassistant.const import CONF_MODEL, CONF_URL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import chat_session, entity_registry as er, llm
 import probatio as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.desktop_assistant.const import DOMAIN
+from custom_components.desktop_assistant.const import (
+    CONF_TEMPERATURE,
+    DEFAULT_AI_TASK_OPTIONS,
+    DOMAIN,
+    SUBENTRY_AI_TASK,
+)
 from tests.harness.llama_server import MODEL_ID
 
 # The id of the LLM API that `register_tools` offers.
@@ -48,6 +53,52 @@ async def async_add_agent(
         **({"title": title} if title is not None else {}),
     )
     return entry, await async_set_up_agent_entry(hass, entry)
+
+
+async def async_add_task_entity(hass: HomeAssistant, url: str, model: str) -> str:
+    """Set up an entry for the server at `url` with one AI task; its entity id.
+
+    Temperature 0: the same question is answered alike each time.
+    """
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        data={CONF_URL: url},
+        subentries_data=[
+            {
+                "subentry_type": SUBENTRY_AI_TASK,
+                "title": "Tasks",
+                "data": DEFAULT_AI_TASK_OPTIONS
+                | {CONF_MODEL: model, CONF_TEMPERATURE: 0.0},
+                "unique_id": None,
+            }
+        ],
+    )
+    entry.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(entry.entry_id)
+    (subentry_id,) = entry.subentries
+    entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)
+    assert entity_id is not None
+    return entity_id
+
+
+async def async_evaluate(
+    hass: HomeAssistant,
+    entity_id: str,
+    questions: dict[str, Any],
+    task_name: str = "front door",
+    **inputs: Any,
+) -> Any:
+    """`ai_task.async_evaluate` of the entity (HA 2026.11 on); its result.
+
+    `inputs` are the task's `state` and `attachments`.
+    """
+    return await ai_task.async_evaluate(
+        hass,
+        task_name=task_name,
+        entity_id=entity_id,
+        questions=questions,
+        **inputs,
+    )
 
 
 async def async_set_up_agent_entry(hass: HomeAssistant, entry: MockConfigEntry) -> str:

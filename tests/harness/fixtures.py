@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from homeassistant import config_entries
-from homeassistant.config_entries import ConfigSubentry
+from homeassistant.config_entries import ConfigEntryState, ConfigSubentry
 from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowManager, FlowResultType
@@ -345,24 +345,45 @@ def task_options() -> dict[str, Any]:
 
 
 @pytest.fixture
+def media(hass: HomeAssistant, tmp_path: Path) -> Path:
+    """A media folder of Home Assistant's; listed before `task_entity`, set before it."""
+    folder = tmp_path / "media"
+    folder.mkdir()
+    hass.config.media_dirs = {"local": str(folder)}
+    return folder
+
+
+@pytest.fixture
 async def task_entity(
     hass: HomeAssistant, config_entry: MockConfigEntry, task_options: dict[str, Any]
 ) -> str:
     """The entity of an AI task subentry added to the stand-in's entry."""
+    return await async_add_task(hass, config_entry, task_options)
+
+
+async def async_add_task(
+    hass: HomeAssistant, entry: MockConfigEntry, options: dict[str, Any]
+) -> str:
+    """Add an AI task subentry to the entry, set up or reloaded; its entity id.
+
+    A loaded entry reloads by itself when a subentry is added.
+    """
     hass.config_entries.async_add_subentry(
-        config_entry,
+        entry,
         ConfigSubentry(
-            data=task_options,
+            data=options,
             subentry_type=SUBENTRY_AI_TASK,
             title="Tasks",
             unique_id=None,
         ),
     )
-    assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
+    if entry.state is ConfigEntryState.NOT_LOADED:
+        assert await hass.config_entries.async_setup(entry.entry_id)
+        await hass.async_block_till_done()
     (subentry_id,) = [
         s.subentry_id
-        for s in config_entry.subentries.values()
+        for s in entry.subentries.values()
         if s.subentry_type == SUBENTRY_AI_TASK
     ]
     entity_id = er.async_get(hass).async_get_entity_id("ai_task", DOMAIN, subentry_id)

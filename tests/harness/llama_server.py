@@ -162,6 +162,39 @@ def json_reply(
     return Reply(events=events)
 
 
+def label_reply(label: str, top_logprobs: Any, cache_n: int = 0) -> Reply:
+    """A one-token answer with its `top_logprobs` (token: logprob, or a raw list).
+
+    As llama-server streams a request with `logprobs`: the token's chunk
+    carries `logprobs.content`, one entry per token.
+    """
+    if isinstance(top_logprobs, dict):
+        top_logprobs = [
+            {"id": index, "token": token, "bytes": list(token.encode()), "logprob": p}
+            for index, (token, p) in enumerate(top_logprobs.items())
+        ]
+    token = chunk({"content": label})
+    token["choices"][0]["logprobs"] = {
+        "content": [
+            {
+                "id": 0,
+                "token": label,
+                "bytes": list(label.encode()),
+                "logprob": -0.1,
+                "top_logprobs": top_logprobs,
+            }
+        ]
+    }
+    return Reply(
+        events=[
+            sse(chunk({"role": "assistant", "content": None})),
+            sse(token),
+            sse(final_chunk("stop", cache_n=cache_n)),
+            sse("[DONE]"),
+        ]
+    )
+
+
 def tool_call_reply(
     *calls: tuple[str, str], fragments: int = 1, text: str | None = None
 ) -> Reply:
@@ -235,6 +268,8 @@ class LlamaServerStandIn:
     total_slots: int = 1
     # Whether `GET /props` reports a template that can call tools; None: not said.
     template_calls_tools: bool | None = None
+    # What `GET /props` reports of the model: whether it sees images.
+    vision: bool = False
     # `GET /health`'s status: 200 with the model loaded, 503 while it loads.
     health_status: int = 200
     # Set: `GET /health` never answers either (a machine going to sleep).
@@ -276,6 +311,7 @@ class LlamaServerStandIn:
             {
                 "total_slots": self.total_slots,
                 "model_path": self.model_id,
+                "modalities": {"vision": self.vision, "audio": False},
                 "chat_template": "",
                 "build_info": "b6820-2a1b4c9d",
             }

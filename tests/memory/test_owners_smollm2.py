@@ -18,7 +18,7 @@ from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory.llm_tools import RememberTool
 from custom_components.desktop_assistant.memory.page_reads import profile_page
 from custom_components.desktop_assistant.runtime import DATA_MEMORY
-from tests.harness.llama_tap import LlamaServerTap, tapped
+from tests.harness.llama_tap import LlamaTap, tapped
 from tests.harness.members import member
 from tests.harness.real_engines import REAL_MODEL_TIMEOUT, RealLlamaServer
 
@@ -28,13 +28,13 @@ pytestmark = REAL_MODEL_TIMEOUT
 @pytest.fixture
 async def tap(
     socket_enabled: None, smollm2_server: RealLlamaServer
-) -> AsyncIterator[LlamaServerTap]:
+) -> AsyncIterator[LlamaTap]:
     async with tapped(smollm2_server.url) as tap:
         yield tap
 
 
 @pytest.fixture
-def smollm2_url(tap: LlamaServerTap) -> str:
+def smollm2_url(tap: LlamaTap) -> str:
     return tap.url
 
 
@@ -64,7 +64,7 @@ async def test_a_members_profile_reaches_their_prompt_only(
     hass: HomeAssistant,
     hass_admin_user: User,
     smollm2_agent: tuple[config_entries.ConfigEntry, str],
-    tap: LlamaServerTap,
+    tap: LlamaTap,
 ) -> None:
     anna, bruno = await member(hass, "Anna"), await member(hass, "Bruno")
     assert "Allergic to nuts" in await remember_as(hass, anna, "Allergic to nuts")

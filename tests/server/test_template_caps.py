@@ -102,6 +102,8 @@ async def test_a_template_without_tools_warns_in_the_flow_repairs_and_panel(
     }
     server = await listed_server(hass_ws_client, hass)
     assert server["tool_calls"] is False
+    # SmolLM2 runs without a projector (--mmproj): it sees no images.
+    assert server["vision"] is False
 
     assert await hass.config_entries.async_remove(entry.entry_id)
     await hass.async_block_till_done()

@@ -52,6 +52,8 @@ class ToolLoop:
     hass: HomeAssistant
     entity_id: str
     options: dict[str, Any]
+    # An AI task's attachments, as parts of its question's message.
+    attached: tuple[dict[str, Any], ...] = ()
 
     async def async_run_tool_loop(
         self, chat_log: conversation.ChatLog, turn: Turn
@@ -137,6 +139,7 @@ class ToolLoop:
                 chat_log.content,
                 history,
                 self._is_chat_thread(chat_log),
+                self.attached,
             ),
             partial(
                 chat_payload,

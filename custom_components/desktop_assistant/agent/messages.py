@@ -1,6 +1,6 @@
 """The chat messages of a request: a cacheable prefix, a bounded history, the current turn."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 import json
 import re
 from typing import Any
@@ -58,7 +58,10 @@ def format_tools(api: llm.APIInstance) -> list[dict[str, Any]]:
 
 
 def build_messages(
-    content: list[conversation.Content], max_history: int, tool_history: bool = False
+    content: list[conversation.Content],
+    max_history: int,
+    tool_history: bool = False,
+    attached: Sequence[dict[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """Return the chat messages for the current request.
 
@@ -68,7 +71,8 @@ def build_messages(
     or Assist conversation keeps only the words, so its window holds more
     of the conversation. The current turn is sent whole. The clock line, if
     any, is moved from the system prompt to the current question, so the
-    prefix stays cacheable.
+    prefix stays cacheable. `attached` (an AI task's attachments as message
+    parts) follow the current question's text.
     """
     system = content[0].content
     clock = ""
@@ -91,6 +95,9 @@ def build_messages(
     current = [message_of(item) for item in content[turn_start:]]
     if clock:
         current[0]["content"] = f"{current[0]['content']}\n\n{clock}"
+    if attached:
+        text = {"type": "text", "text": current[0]["content"]}
+        current[0]["content"] = [text, *attached]
     return [{"role": "system", "content": system}, *history, *current]
 
 

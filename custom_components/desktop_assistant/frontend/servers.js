@@ -84,6 +84,7 @@ export class ServersView extends View {
         fact("servers.slots", server.slots),
         fact("servers.context", server.context),
         fact("servers.tool_calls", server.tool_calls === null ? null : t(server.tool_calls ? "servers.tool_calls_yes" : "servers.tool_calls_no")),
+        fact("servers.vision", server.vision === null ? null : t(server.vision ? "servers.vision_yes" : "servers.vision_no")),
         fact(
           "servers.last_question",
           timings ? t("servers.timings", { prompt: timings.prompt_n ?? "—", cached: timings.cache_n ?? "—", speed: Math.round((timings.predicted_per_second ?? 0) * 10) / 10 }) : null,

@@ -45,13 +45,15 @@ TIMINGS: Final = (
 class ServerProps:
     """What is read of llama-server's `GET /props`.
 
-    Its slots, its context size, and whether its chat template can call
-    tools (None: not reported, as by a server that is not llama-server).
+    Its slots, its context size, whether its chat template can call tools
+    and whether its model sees images (None: not reported, as by a server
+    that is not llama-server).
     """
 
     total_slots: int | None = None
     context: int | None = None
     tool_calls: bool | None = None
+    vision: bool | None = None
 
 
 def storable_text(text: str, limit: int) -> str:
@@ -97,8 +99,16 @@ def template_calls_tools(caps: object) -> bool | None:
     return all(reported) if reported else None
 
 
+def sees_images(modalities: object) -> bool | None:
+    """Whether `modalities` says the model sees images (a `--mmproj` was loaded)."""
+    if not isinstance(modalities, dict):
+        return None
+    vision = modalities.get("vision")
+    return vision if isinstance(vision, bool) else None
+
+
 def server_props(body: object) -> ServerProps:
-    """The slots, context size and tool calling in a `GET /props` body, where sound."""
+    """The slots, context size, tool calling and vision in a `GET /props` body."""
     if not isinstance(body, dict):
         return ServerProps()
     settings = body.get("default_generation_settings")
@@ -108,6 +118,7 @@ def server_props(body: object) -> ServerProps:
         if isinstance(settings, dict)
         else None,
         tool_calls=template_calls_tools(body.get("chat_template_caps")),
+        vision=sees_images(body.get("modalities")),
     )
 
 

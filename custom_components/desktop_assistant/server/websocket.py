@@ -1,8 +1,9 @@
 """Websocket commands (admin only) of the panel's Servers page.
 
 Each llama-server entry: reachable or not and since when, the model, its
-slots, context size and whether its template can call tools (from `/props`;
-null when not reported), the last question's timings, which
+slots, context size, whether its template can call tools and whether its
+model sees images (from `/props`; null when not reported), the last
+question's timings, which
 agents ask it first and which fall back to it; *Wake* where a MAC is set.
 Health is read from the entry's runtime data (`ServerRuntime.health`),
 never probed here. Errors: `not_found` (no such entry), `unavailable` (the
@@ -67,6 +68,7 @@ def server_state(entry: ConfigEntry) -> dict[str, Any]:
             "slots": None,
             "context": None,
             "tool_calls": None,
+            "vision": None,
             "timings": None,
             "error": None,
         }
@@ -79,6 +81,7 @@ def server_state(entry: ConfigEntry) -> dict[str, Any]:
         "slots": props.total_slots,
         "context": props.context,
         "tool_calls": props.tool_calls,
+        "vision": props.vision,
         "timings": {key: timings.get(key) for key in TIMINGS} if timings else None,
         "error": without_credentials(str(health.last_error))
         if health.last_error
