@@ -38,12 +38,30 @@ from ..server.generate import (
 from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
 from .constrained import RoundRequest, pointed_tools, question_and_calls
+from .echo import EchoGuard, tool_words
 from .messages import build_messages, format_tools
 from .spoken import async_fault_sentence
 from .tool_calls import tool_inputs_of
 from .turn_state import Turn
 
 _LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class RoundStream:
+    """One round's answer as it streams: its reader, its guard, what showed."""
+
+    request: RoundRequest
+    guard: EchoGuard
+    # Made at the first chunk: how to read it depends on the server.
+    answer: Answer | ConstrainedAnswer | None = None
+    # Whether this round's text was shown (streamed to the person).
+    streamed_text: bool = False
+
+    def shown(self, turn: Turn, text: str) -> Delta:
+        """The delta that shows `text`; the round and the turn have spoken."""
+        self.streamed_text = turn.spoke = True
+        return {"content": text}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +95,11 @@ class ToolLoop:
         for round_number in range(tool_rounds + 1):
             offer = bool(tools) and round_number < tool_rounds
             request = self._round_request(chat_log, tools, offer, expected)
+            guard = EchoGuard(tool_words(chat_log) if expected is None else [])
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
                 self._async_deltas(
-                    request, turn, offered if offer else set(), expected
+                    request, turn, offered if offer else set(), guard, expected
                 ),
             ):
                 pass
@@ -129,12 +148,14 @@ class ToolLoop:
         request: RoundRequest,
         turn: Turn,
         offered: set[str],
+        guard: EchoGuard,
         expected: Expected | None = None,
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text.
 
         A generated answer (`expected`) comes whole, once checked, and its
-        faults raise a GenerationError.
+        faults raise a GenerationError. An answer that repeats a tool's own
+        words ends the turn with our sentence instead (see echo.py).
         """
         assert turn.route is not None
         yield {"role": "assistant"}
@@ -142,31 +163,24 @@ class ToolLoop:
             for delta in await self._async_generate(request, turn):
                 yield delta
             return
-        # Made at the first chunk: how to read it depends on the server that answers.
-        answer: Answer | ConstrainedAnswer | None = None
-        streamed_text = False
+        stream = RoundStream(request, guard)
         try:
-            async for chunk in turn.route.async_stream_chat(
-                request.payload_for,
-                float(self.options[CONF_REQUEST_TIMEOUT]),
-                turn.deadline,
-            ):
-                answer = answer or request.reader()
-                for delta in answer.read(chunk):
-                    streamed_text = streamed_text or "content" in delta
-                    turn.spoke = turn.spoke or streamed_text
-                    turn.unfinished += delta.get("content") or ""
-                    yield delta
+            async for delta in self._async_stream(stream, turn):
+                yield delta
         except LlamaServerError as err:
             _LOGGER.warning(
                 "llama-server %s failed: %s",
                 turn.route.tried,
                 without_credentials(repr(err)),
             )
-            if delta := await self._async_fault(turn, err.kind, streamed_text):
+            if delta := await self._async_fault(turn, err.kind, stream.streamed_text):
                 yield delta
             return
-        answer = answer or request.reader()
+        if guard.echo is not None:
+            if delta := await self._async_echo(turn, guard, stream.streamed_text):
+                yield delta
+            return
+        answer = stream.answer or request.reader()
         if answer.timings:
             turn.record_timings(answer.timings)
         calls = answer.named_calls()
@@ -175,15 +189,39 @@ class ToolLoop:
         # A constrained reply is one JSON value: any fault spoils all of it.
         spoiled = bool(answer.malformed) and isinstance(answer, ConstrainedAnswer)
         if spoiled or not calls or not offered:
-            if (spoiled or not streamed_text) and (
-                delta := await self._async_silent(turn, answer, streamed_text)
+            if (spoiled or not stream.streamed_text) and (
+                delta := await self._async_silent(turn, answer, stream.streamed_text)
             ):
                 yield delta
             return
         # The text joins the chat log with the calls, before they run.
         turn.unfinished = ""
-        async for delta in self._async_calls(turn, calls, offered, streamed_text):
+        async for delta in self._async_calls(
+            turn, calls, offered, stream.streamed_text
+        ):
             yield delta
+
+    async def _async_stream(
+        self, stream: RoundStream, turn: Turn
+    ) -> AsyncGenerator[Delta]:
+        """Read the server's chunks into deltas, text held back by the guard."""
+        assert turn.route is not None
+        async for chunk in turn.route.async_stream_chat(
+            stream.request.payload_for,
+            float(self.options[CONF_REQUEST_TIMEOUT]),
+            turn.deadline,
+        ):
+            stream.answer = stream.answer or stream.request.reader()
+            for delta in stream.answer.read(chunk):
+                if "content" not in delta:
+                    yield delta
+                    continue
+                # A stopped turn's record keeps even the text held back.
+                turn.unfinished += delta["content"]
+                if text := stream.guard.pass_on(delta["content"]):
+                    yield stream.shown(turn, text)
+        if text := stream.guard.end():
+            yield stream.shown(turn, text)
 
     async def _async_generate(self, request: RoundRequest, turn: Turn) -> list[Delta]:
         """Return a generated answer's deltas, read whole and checked.
@@ -263,7 +301,11 @@ class ToolLoop:
         }
 
     async def _async_fault(
-        self, turn: Turn, kind: str, streamed_text: bool
+        self,
+        turn: Turn,
+        kind: str,
+        streamed_text: bool,
+        sentence: str | None = None,
     ) -> Delta | None:
         """End the turn with a fault; return the delta that says so, if any.
 
@@ -274,9 +316,25 @@ class ToolLoop:
         which Assist shows once, in red.
         """
         turn.fault = kind
-        turn.fault_sentence = await async_fault_sentence(self.hass, kind, turn.language)
+        turn.fault_sentence = sentence or await async_fault_sentence(
+            self.hass, kind, turn.language
+        )
         if streamed_text:
             return {"content": f"\n\n{turn.fault_sentence}"}
         if turn.spoke:
             return {"content": turn.fault_sentence}
         return None
+
+    async def _async_echo(
+        self, turn: Turn, guard: EchoGuard, streamed_text: bool
+    ) -> Delta | None:
+        """End the turn with our sentence for an answer that repeated a tool.
+
+        The record keeps the model's words (`withheld`) before the sentence.
+        """
+        assert guard.echo is not None
+        echo = guard.echo
+        turn.withheld = guard.held.strip()
+        template = await async_fault_sentence(self.hass, echo.kind, turn.language)
+        sentence = template.format(tool=echo.tool, reason=echo.reason)
+        return await self._async_fault(turn, echo.kind, streamed_text, sentence)
