@@ -272,7 +272,8 @@ def test_servers_page_and_repairs_warn_of_a_template_that_cannot_call_tools(
             for issue in issues["issues"]
             if issue["issue_id"] == f"no_tool_calls_{entry_id}"
         ]
-        assert issue["translation_key"] == "no_tool_calls"
+        # The agent's Tool calls are Automatic: constrained here.
+        assert issue["translation_key"] == "constrained_tool_calls"
 
         page = open_panel(
             browser,
@@ -280,11 +281,15 @@ def test_servers_page_and_repairs_warn_of_a_template_that_cannot_call_tools(
             admin_tokens,
             f"/desktop-assistant/servers/{entry_id}",
         )
-        badge = page.text(f"[data-server='{entry_id}'] [data-tool-calls=no]")
-        assert badge == "can't call tools"
-        warning = page.text("[data-detail=server] [data-warning=no-tool-calls]")
-        assert "--jinja" in warning
+        badge = page.text(f"[data-server='{entry_id}'] [data-tool-calls=constrained]")
+        assert badge == "constrained tool calls"
+        warning = page.text(
+            "[data-detail=server] [data-warning=constrained-tool-calls]"
+        )
+        assert "two requests for a question that calls a tool" in warning
         assert "--chat-template-file" in warning
+        # --jinja alone would change nothing: the template cannot render tools.
+        assert "--jinja" not in warning
         page.screenshot(artifacts / "servers-no-tool-calls.png")
         home_assistant.request(
             "DELETE", f"/api/config/config_entries/entry/{entry_id}", None, token
