@@ -5,7 +5,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from functools import partial
 import logging
-from typing import Any
+from typing import Any, Final
 
 from homeassistant.components import conversation
 from homeassistant.const import CONF_MODEL
@@ -45,6 +45,8 @@ from .tool_calls import tool_inputs_of
 from .turn_state import Turn
 
 _LOGGER = logging.getLogger(__name__)
+# Ends a reply that *Maximum tokens* cut short.
+CUT_MARK: Final = "…"
 
 
 @dataclass(slots=True)
@@ -55,13 +57,29 @@ class RoundStream:
     guard: EchoGuard
     # Made at the first chunk: how to read it depends on the server.
     answer: Answer | ConstrainedAnswer | None = None
-    # Whether this round's text was shown (streamed to the person).
+    # Whether this round's text was shown (streamed to the person), and how much.
     streamed_text: bool = False
+    shown_chars: int = 0
 
     def shown(self, turn: Turn, text: str) -> Delta:
         """The delta that shows `text`; the round and the turn have spoken."""
         self.streamed_text = turn.spoke = True
+        self.shown_chars += len(text)
         return {"content": text}
+
+    def cut_short(self) -> bool:
+        """Whether the text shown stopped at the reply's token limit.
+
+        Natively the server says so (`length`); a constrained answer is
+        held to the characters the limit leaves, and ends there whole.
+        """
+        if not self.streamed_text or self.answer is None:
+            return False
+        if self.answer.finish_reason == "length":
+            return True
+        return self.request.constrained and (
+            self.shown_chars == self.request.text_budget
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +207,7 @@ class ToolLoop:
         # A constrained reply is one JSON value: any fault spoils all of it.
         spoiled = bool(answer.malformed) and isinstance(answer, ConstrainedAnswer)
         if spoiled or not calls or not offered:
-            if (spoiled or not stream.streamed_text) and (
-                delta := await self._async_silent(turn, answer, stream.streamed_text)
-            ):
+            if delta := await self._async_no_calls(turn, answer, stream, spoiled):
                 yield delta
             return
         # The text joins the chat log with the calls, before they run.
@@ -287,6 +303,21 @@ class ToolLoop:
                     data={"result": f"error: {error}"}, error=True
                 ),
             }
+
+    async def _async_no_calls(
+        self,
+        turn: Turn,
+        answer: Answer | ConstrainedAnswer,
+        stream: RoundStream,
+        spoiled: bool,
+    ) -> Delta | None:
+        """What ends a round without calls to run, if anything."""
+        if spoiled or not stream.streamed_text:
+            return await self._async_silent(turn, answer, stream.streamed_text)
+        if stream.cut_short():
+            # Marked, so nobody takes a reply cut by Maximum tokens as whole.
+            return {"content": CUT_MARK}
+        return None
 
     async def _async_silent(
         self, turn: Turn, answer: Answer | ConstrainedAnswer, streamed_text: bool
