@@ -79,6 +79,8 @@ def test_tools_page_install_try_it_and_history(
     page.click("[data-action=install-examples]")
     notice = page.text("[data-notice=installed]")
     assert "already there" in notice  # config.toml was kept
+    # Tools, not files, are what the list then shows: six examples.
+    assert "6 tools installed" in notice
     page.find("[data-group=files] [data-tool=now]")
     tools = page.attributes("[data-group=files] [data-tool]", "data-tool")
     assert {"now", "weather", "calendar", "calendar_add", "shopping", "echo"} <= set(
