@@ -20,7 +20,13 @@ from tests.harness.real_engines import (
 )
 
 from .conftest import StandInThread
-from .helpers import NAVIGATE, add_server, open_panel, websocket
+from .helpers import (
+    NAVIGATE,
+    add_server,
+    open_constrained_server,
+    open_panel,
+    websocket,
+)
 from .home_assistant import HomeAssistantProcess, Tokens
 
 SECRET = "shop-token-7f3a9c"
@@ -277,21 +283,7 @@ def test_servers_page_and_repairs_warn_of_a_template_that_cannot_call_tools(
         # The agent's Tool calls are Automatic: constrained here.
         assert issue["translation_key"] == "constrained_tool_calls"
 
-        page = open_panel(
-            browser,
-            home_assistant,
-            admin_tokens,
-            f"/desktop-assistant/servers/{entry_id}",
-        )
-        badge = page.text(f"[data-server='{entry_id}'] [data-tool-calls=constrained]")
-        assert badge == "constrained tool calls"
-        warning = page.text(
-            "[data-detail=server] [data-warning=constrained-tool-calls]"
-        )
-        assert "two requests for a question that calls a tool" in warning
-        assert "--chat-template-file" in warning
-        # --jinja alone would change nothing: the template cannot render tools.
-        assert "--jinja" not in warning
+        page = open_constrained_server(browser, home_assistant, admin_tokens, entry_id)
         page.screenshot(artifacts / "servers-no-tool-calls.png")
         home_assistant.request(
             "DELETE", f"/api/config/config_entries/entry/{entry_id}", None, token

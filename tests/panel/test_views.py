@@ -26,6 +26,7 @@ from .helpers import (
     NAVIGATE,
     UNRESOLVED,
     add_server,
+    open_constrained_server,
     open_panel,
     panel_strings,
     websocket,
@@ -485,20 +486,7 @@ def test_a_template_that_cannot_call_tools_shows_constrained_calls_and_their_cos
         assert result["step_id"] == "tool_calls", result
         result = home_assistant.request("POST", path, {"tool_calls": "auto"}, token)
         entry_id = result["result"]["entry_id"]
-        page = open_panel(
-            browser,
-            home_assistant,
-            admin_tokens,
-            f"/desktop-assistant/servers/{entry_id}",
-        )
-        badge = page.text(f"[data-server='{entry_id}'] [data-tool-calls=constrained]")
-        assert badge == "constrained tool calls"
-        said = page.text("[data-detail=server] [data-warning=constrained-tool-calls]")
-        assert "hold their replies to a JSON schema" in said
-        assert "two requests for a question that calls a tool" in said
-        assert "--jinja" not in said
-        facts = page.text("[data-detail=server] dl.facts")
-        assert "constrained" in facts
+        page = open_constrained_server(browser, home_assistant, admin_tokens, entry_id)
         page.screenshot(artifacts / "views-server-constrained.png")
         home_assistant.request(
             "DELETE", f"/api/config/config_entries/entry/{entry_id}", None, token
