@@ -156,3 +156,21 @@ async def test_an_answer_that_starts_like_a_tool_streams_as_it_is(
     agent.server.script = failed_weather_then("I can't get the weather: no key is set.")
     result = await agent.ask("Weather in Rome?", result.conversation_id)
     assert speech(result) == "I can't get the weather: no key is set."
+
+
+async def test_a_description_in_other_words_is_followed_by_our_sentence(
+    agent: Agent,
+) -> None:
+    # As SmolLM2 answered "What time is it?" on develop's household: the
+    # description's words, begun in its own. Shown as it streamed; the
+    # sentence follows it.
+    said = (
+        "You can use this tool to answer questions about the current time"
+        " in the home's time zone, as hours and minutes."
+    )
+    agent.server.script = [text_reply(said[:30], said[30:])]
+
+    result = await agent.ask("What time is it?")
+
+    assert speech(result) == f"{said}\n\n{DESCRIBED['en']}"
+    assert result.response.speech_slots == {"fault": "tool_described"}

@@ -20,6 +20,11 @@ from ..text import words
 # A repetition shorter than this many words is not judged one unless it is
 # the tool's whole text: a real answer may start with a few of its words.
 MIN_ECHO_WORDS: Final = 4
+# An answer that streamed is still a repetition when this many words in a
+# row, and at least half of its words, are a tool's ("You can use this tool
+# to answer questions about the current state, value, or mode of devices,
+# sensors, entities, or areas."): the sentence then follows it.
+MIN_RUN_WORDS: Final = 8
 # The reason in the sentence is the first line of the error, cut to this.
 MAX_REASON: Final = 160
 # What a failed tool's result may hold its error text under: HA's tools'
@@ -111,6 +116,8 @@ class EchoGuard:
 
     candidates: list[ToolWords]
     held: str = ""
+    # All the round's text, held or shown.
+    text: str = ""
     echo: ToolWords | None = None
     # False once the text parted from every candidate: it streams freely.
     holding: bool = True
@@ -122,6 +129,7 @@ class EchoGuard:
 
     def pass_on(self, text: str) -> str:
         """Return the text that may be shown now, holding back a possible echo."""
+        self.text += text
         if not self.holding:
             return text
         self.held += text
@@ -137,8 +145,15 @@ class EchoGuard:
         return self.held
 
     def end(self) -> str:
-        """Return the held text when the round ended, unless it is an echo."""
-        if not self.holding or self.echo is not None:
+        """Return the held text when the round ended, unless it is an echo.
+
+        Text already shown is an echo too when it shares a long run of words
+        with a tool's (`_paraphrased`).
+        """
+        if self.echo is not None:
+            return ""
+        if not self.holding:
+            self.echo = self._paraphrased(words(self.text))
             return ""
         said = words(self.held)
         for candidate, tool in zip(self.candidates, self._words, strict=True):
@@ -150,6 +165,14 @@ class EchoGuard:
                 return ""
         self.holding = False
         return self.held
+
+    def _paraphrased(self, said: list[str]) -> ToolWords | None:
+        """The candidate whose words make most of the text, in one long run."""
+        for candidate, tool in zip(self.candidates, self._words, strict=True):
+            run = _longest_run(said, tool)
+            if run >= MIN_RUN_WORDS and 2 * run >= len(said):
+                return candidate
+        return None
 
     def _repeated(self, said: list[str]) -> ToolWords | None:
         """The candidate the text repeats whole and goes on past, if any."""
@@ -171,3 +194,17 @@ def _may_become(said: list[str], tool: list[str]) -> bool:
         return False
     *whole, last = said
     return whole == tool[: len(whole)] and tool[len(whole)].startswith(last)
+
+
+def _longest_run(said: list[str], tool: list[str]) -> int:
+    """How many words in a row the two share, at most."""
+    best = 0
+    previous = [0] * (len(tool) + 1)
+    for word in said:
+        current = [0] * (len(tool) + 1)
+        for index, other in enumerate(tool, start=1):
+            if word == other:
+                current[index] = previous[index - 1] + 1
+                best = max(best, current[index])
+        previous = current
+    return best

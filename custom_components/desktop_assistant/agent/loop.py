@@ -365,7 +365,8 @@ class ToolLoop:
         """
         assert guard.echo is not None
         echo = guard.echo
-        turn.withheld = guard.held.strip()
+        # Text the person saw is in the chat log, and so in the record.
+        turn.withheld = "" if streamed_text else guard.held.strip()
         template = await async_fault_sentence(self.hass, echo.kind, turn.language)
         sentence = template.format(tool=echo.tool, reason=echo.reason)
         return await self._async_fault(turn, echo.kind, streamed_text, sentence)
