@@ -67,13 +67,14 @@ TOOL_ANSWER_WITHIN = DEFAULT_AGENT_OPTIONS[CONF_TURN_TIMEOUT] + 60.0
 # What the README promises of a tool question: an answer, maybe wrong, but
 # never a tool's own words (a description, an error, a tool's name).
 TOOL_WORDS = (
-    "Provides real-time information",
-    "No exposed entities",
-    "Use this tool",
+    "provides real-time information",
+    "no exposed entities",
     "homeassistant__",
     "desktop_assistant__",
     "error:",
 )
+# The label of a tool call's details in a reply of the Assist dialog.
+DETAILS_LABEL = "Show details"
 TOOL_QUESTIONS = ("What time is it?", "What is the weather like?")
 
 
@@ -218,8 +219,16 @@ def _ask_in_dialog(
     question: str,
     turn: int,
     within: float = ANSWER_WITHIN,
-) -> str:
-    """Type the question; once the record kept its turn, the dialog's answer."""
+) -> tuple[list[str], list[str]]:
+    """Type the question; once the record kept its turn, what answered it.
+
+    The agent's replies and fault sentences as the record kept them, and
+    the dialog's messages after the question (less the label of a tool
+    call's details). On a busy 2-core machine a tool question of SmolLM2's
+    may outlast Home Assistant's own 5-minute limit on a pipeline run (the
+    dialog then says "Timeout running pipeline"); the record still has the
+    agent's answer.
+    """
     _type_question(page, question)
 
     def recorded() -> list[dict]:
@@ -227,9 +236,24 @@ def _ask_in_dialog(
         asked = [e for e in entries if e["kind"] == "user"]
         return entries if len(asked) == turn else []
 
-    page.wait_for(recorded, timeout=within, what=f"the turn of {question!r}")
-    messages = page.find_all(".message.hass, .message.error")
-    return messages[-1].text
+    entries = page.wait_for(recorded, timeout=within, what=f"the turn of {question!r}")
+    asked_at = max(i for i, entry in enumerate(entries) if entry["kind"] == "user")
+    answered = [
+        entry.get("text") or ""
+        for entry in entries[asked_at + 1 :]
+        if entry["kind"] in ("assistant", "fault")
+    ]
+    messages = page.find_all(".message")
+    shown_at = max(
+        index
+        for index, message in enumerate(messages)
+        if "user" in message.get_attribute("class").split()
+    )
+    shown = [
+        message.text.replace(DETAILS_LABEL, "").strip()
+        for message in messages[shown_at + 1 :]
+    ]
+    return answered, shown
 
 
 # Its own waits, not the suite's 120 s: onboarding, wiring and three answers
@@ -250,15 +274,18 @@ def test_the_readmes_three_questions_in_the_assist_dialog(
     _open_assist(page)
     page.wait_for(lambda: _answers(page), what="the greeting")
     try:
-        paris = _ask_in_dialog(page, process, owner.access_token, QUESTION, 1)
-        assert "paris" in paris.casefold(), paris
+        answered, shown = _ask_in_dialog(page, process, owner.access_token, QUESTION, 1)
+        assert "paris" in " ".join(shown).casefold(), shown
+        assert "paris" in " ".join(answered).casefold(), answered
         assert not page.find_all(".message.error")
         for turn, question in enumerate(TOOL_QUESTIONS, start=2):
-            answer = _ask_in_dialog(
+            answered, shown = _ask_in_dialog(
                 page, process, owner.access_token, question, turn, TOOL_ANSWER_WITHIN
             )
-            assert answer.strip(), question
-            assert not [w for w in TOOL_WORDS if w in answer], (question, answer)
+            # The agent answered (maybe wrongly, maybe with a fault sentence).
+            assert any(text.strip() for text in answered), (question, answered)
+            said = " ".join(answered + shown).casefold()
+            assert not [w for w in TOOL_WORDS if w in said], (question, answered, shown)
     finally:
         page.screenshot(artifacts / "newcomer-assist.png")
     asked = [element.text for element in page.find_all(".message.user")]
