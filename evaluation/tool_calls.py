@@ -1,4 +1,4 @@
-"""Checks a model's tool calls: the seed's live run against your own llama-server.
+"""Checks how well the model on your llama-server calls tools, through the agent.
 
 Runs a Home Assistant in this process with the agent on the llama-server at
 URL, offering the example tool files (examples/tools/) through the tool
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache, partial
 import json
+import logging
 from pathlib import Path
 import sys
 import tempfile
@@ -50,6 +51,7 @@ from homeassistant.helpers import llm
 from homeassistant.util import dt as dt_util
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
+from custom_components.desktop_assistant.agent.language import MIN_WORDS
 from custom_components.desktop_assistant.const import (
     CONF_REQUEST_TIMEOUT,
     CONF_TEMPERATURE,
@@ -199,16 +201,31 @@ def check(case: Case, answer: Answer) -> list[tuple[bool, str]]:
                     f"{wanted} (got {json.dumps(value, ensure_ascii=False)})",
                 )
             )
-    heard = answer.speech.strip()
-    language = language_of(heard) if heard else "none"
-    checks.append(
-        (
-            not answer.is_error and not answer.fault and language == case.language,
-            f"answers in {LANGUAGE_NAMES[case.language]} "
-            f"(detected {language}): {heard[:100]!r}{fault_hint(answer)}",
-        )
-    )
+    checks.append(language_check(case, answer))
     return checks
+
+
+def language_check(case: Case, answer: Answer) -> tuple[bool, str]:
+    """Whether the answer is in the question's language, when that can be told.
+
+    An answer of fewer than MIN_WORDS words ("Paris") says too little about
+    its language, as for the agent's detector: it is not judged.
+    """
+    assert answer.speech is not None
+    heard = answer.speech.strip()
+    answered = not answer.is_error and not answer.fault
+    wanted = LANGUAGE_NAMES[case.language]
+    if heard and len(heard.split()) < MIN_WORDS:
+        return (
+            answered,
+            f"answers in {wanted} (too short to tell): {heard!r}{fault_hint(answer)}",
+        )
+    language = language_of(heard) if heard else "none"
+    return (
+        answered and language == case.language,
+        f"answers in {wanted} "
+        f"(detected {language}): {heard[:100]!r}{fault_hint(answer)}",
+    )
 
 
 def fault_hint(answer: Answer) -> str:
@@ -365,10 +382,35 @@ async def ask(
     return [ok for ok, _ in checks]
 
 
+HELP = """\
+Asks the model at URL questions through this integration's agent, as Home
+Assistant would: some that need one of the example tools (the time, the
+calendar, the weather, a web search, a travel time) and some plain ones, each
+in a new conversation in its own language. The tools' web services are stand-ins
+on this machine: nothing goes out but the requests to URL. As each question is
+answered it prints PASS or FAIL for each thing expected of it (the right tool
+or none, the right arguments, an answer in the question's language; one of
+fewer than three words is too short to tell), then the totals."""
+TOTALS = """\
+the totals:
+  right tool            tool questions where the model called the tool needed
+  right arguments       tool questions where every argument checked was right
+  answered without a tool
+                        plain questions answered without calling any tool
+  valid replies         questions whose reply the agent could read
+  latency (median)      seconds to the first words and to the whole answer
+  prompt tokens per question (median), and the share of them llama-server
+                        read from its cache instead of computing them again
+The exit status is 0 when every expectation passed, 1 otherwise."""
+
+
 def argument_parser() -> argparse.ArgumentParser:
     """The command line of scripts/eval-tools."""
     parser = argparse.ArgumentParser(
-        prog="scripts/eval-tools", description=__doc__.splitlines()[0]
+        prog="scripts/eval-tools",
+        description=HELP,
+        epilog=TOTALS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "url", help="llama-server's OpenAI API, e.g. http://HOST:8181/v1"
@@ -420,6 +462,14 @@ def argument_parser() -> argparse.ArgumentParser:
 
 def main() -> None:
     """Parse the arguments and run."""
+    # A line as each question is answered, also into a file or a pipe.
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    # Without libturbojpeg (scripts/develop installs it, the eval's
+    # environment may not) HA logs a traceback: it only slows camera
+    # snapshots, which the eval never takes.
+    logging.getLogger("homeassistant.components.camera.img_util").setLevel(
+        logging.CRITICAL
+    )
     arguments = argument_parser().parse_args()
     if arguments.questions is not None:
         # A file that is no question file is said before Home Assistant starts.

@@ -7,14 +7,21 @@ model that picks wrong tools, arguments or language fails exactly those.
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import date, timedelta
 import json
 from pathlib import Path
 import sys
+import time
 from typing import Any
 
+from homeassistant.components import conversation
+from homeassistant.components.http.config import DATA_STORE as HTTP_CONFIG_STORE
+from homeassistant.helpers import llm
 import pytest
 
+from evaluation.tool_calls import Case, check
+from tests.harness.home_assistant import Answer, running_home_assistant
 from tests.harness.llama_server import (
     LlamaServerStandIn,
     Reply,
@@ -531,3 +538,96 @@ async def test_a_file_that_is_no_question_file_is_one_line(tmp_path: Path) -> No
         f"{questions}: not a question file (KeyError('language'))"
     )
     assert "Traceback" not in output
+
+
+async def test_its_home_assistant_keeps_its_web_server_config(
+    socket_enabled: None,
+) -> None:
+    """Nothing to revert: Home Assistant would restart five minutes into a run."""
+    async with running_home_assistant() as hass:
+        store = hass.data[HTTP_CONFIG_STORE]
+        assert store.pending is None
+        assert store.revert_deadline is None
+
+
+async def test_a_one_word_right_answer_passes(stand_in: LlamaServerStandIn) -> None:
+    """ "Paris" says too little of its language to judge it; it is right all the same."""
+    stand_in.reply_to = playing(
+        GOOD_MODEL | {"What is the capital of France?": (None, "Paris.")}
+    )
+
+    status, output = await eval_tools(stand_in.url)
+
+    assert status == 0, output
+    assert "PASS  answers in English (too short to tell): 'Paris.'" in output
+    assert "35 of 35 expectations passed" in output
+
+
+@pytest.mark.parametrize(
+    ("question", "language", "name", "said"),
+    [
+        ("Wie spät ist es?", "de", "German", "Es ist zehn nach zwei am Nachmittag."),
+        ("Quelle heure est-il ?", "fr", "French", "Il est quatorze heures dix."),
+    ],
+)
+def test_a_german_or_french_question_is_judged_in_its_language(
+    question: str, language: str, name: str, said: str
+) -> None:
+    case = Case(question, language, "now", {})
+    called = conversation.AssistantContent(
+        agent_id="conversation.agent",
+        tool_calls=[llm.ToolInput("desktop_assistant__now", {}, id="call_now")],
+    )
+    answer = Answer("c1", said, False, None, 0.1, 0.2, [called])
+
+    assert check(case, answer) == [
+        (True, "calls now (called: ['now'])"),
+        (True, f"answers in {name} (detected {language}): {said!r}"),
+    ]
+    english = replace(answer, speech="It is ten past two in the afternoon.")
+    assert check(case, english)[-1][0] is False
+
+
+# Each request waits this long: twenty requests of a run take over five
+# minutes, when Home Assistant reverts a web server config nobody confirmed.
+SLOW_REPLY = 16.0
+
+
+@pytest.mark.timeout(600)
+async def test_a_run_longer_than_five_minutes_prints_as_it_goes_and_no_traceback(
+    stand_in: LlamaServerStandIn,
+) -> None:
+    play = playing(GOOD_MODEL)
+
+    def slowly(body: dict[str, Any]) -> Reply:
+        return replace(play(body), delay=SLOW_REPLY)
+
+    stand_in.reply_to = slowly
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "evaluation.tool_calls",
+        stand_in.url,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert process.stdout is not None
+    lines: list[str] = []
+    asked_by_first_verdict = None
+    while line := (await process.stdout.readline()).decode():
+        lines.append(line)
+        if asked_by_first_verdict is None and line.strip().startswith("PASS"):
+            asked_by_first_verdict = len(stand_in.chat_requests)
+    status = await process.wait()
+    output = "".join(lines)
+
+    assert time.monotonic() - started > 300
+    assert status == 0, output
+    assert "35 of 35 expectations passed" in output
+    assert "Traceback" not in output, output
+    assert "Pending HTTP config" not in output, output
+    # The first question's verdicts came while the run went on, not at its end.
+    assert asked_by_first_verdict is not None
+    assert asked_by_first_verdict < len(stand_in.chat_requests) / 2

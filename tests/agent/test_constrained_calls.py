@@ -42,8 +42,6 @@ UNREADABLE = "Sorry, the language model sent an answer I could not read."
 CONSTRAINED = {CONF_TOOL_CALLS: TOOL_CALLS_CONSTRAINED}
 
 
-
-
 def agent_options_with(**extra: Any) -> dict[str, Any]:
     return (
         DEFAULT_AGENT_OPTIONS

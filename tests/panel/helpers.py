@@ -98,3 +98,52 @@ GROUPS = sorted({key.split(".")[0] for key in panel_strings("en") if "." in key}
 # A key shown as it is written (`nightly.summary.trivial`), or a value the
 # text was not given (`{count}`).
 UNRESOLVED = re.compile(rf"\b(?:{'|'.join(GROUPS)})\.[a-z_]+|\{{[a-z_]+\}}")
+
+
+# Chat's own page.
+CHAT = "/desktop-assistant-chat"
+
+
+def type_message(page: Page, text: str) -> None:
+    """Type into the thread's box and send, as a person does."""
+    box = page.find("[data-field=message]")
+    box.send_keys(text)
+    page.click("[data-action=send]")
+
+
+def new_thread(page: Page, text: str) -> str:
+    """Start a thread from the page; its id, from the URL it opens at."""
+    page.click("[data-action=new-thread]")
+    page.find("[data-filter=agent] button[aria-pressed=true]")
+    type_message(page, text)
+
+    def opened() -> str | None:
+        thread_id = page.driver.current_url.rsplit("/", 1)[-1]
+        return thread_id if thread_id.startswith("chat-") else None
+
+    return page.wait_for(opened, what="the new thread's URL")
+
+
+def open_constrained_server(
+    driver: webdriver.Chrome,
+    home_assistant: HomeAssistantProcess,
+    tokens: Tokens,
+    entry_id: str,
+) -> Page:
+    """The Servers page of a server whose agents call tools constrained.
+
+    Its badge and detail say so and what it costs, with no `--jinja` advice:
+    the template itself cannot render tools, whatever that flag.
+    """
+    page = open_panel(
+        driver, home_assistant, tokens, f"/desktop-assistant/servers/{entry_id}"
+    )
+    badge = page.text(f"[data-server='{entry_id}'] [data-tool-calls=constrained]")
+    assert badge == "constrained tool calls"
+    said = page.text("[data-detail=server] [data-warning=constrained-tool-calls]")
+    assert "hold their replies to a JSON schema" in said
+    assert "two requests for a question that calls a tool" in said
+    assert "--chat-template-file" in said
+    assert "--jinja" not in said
+    assert "constrained" in page.text("[data-detail=server] dl.facts")
+    return page

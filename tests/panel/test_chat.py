@@ -22,9 +22,8 @@ from tests.harness.llama_server import (
     tool_call_reply,
 )
 
-from .helpers import open_page, websocket
+from .helpers import CHAT, new_thread, open_page, type_message, websocket
 
-CHAT = "/desktop-assistant-chat"
 HOSTILE_TOOL = """\
 description = "Look something up."
 command = ["echo", "<script>window.hostileRan = true</script> <b>found</b>"]
@@ -66,13 +65,6 @@ def open_chat(
     return page
 
 
-def type_message(page: Page, text: str) -> None:
-    """Type into the thread's box and send, as a person does."""
-    box = page.find("[data-field=message]")
-    box.send_keys(text)
-    page.click("[data-action=send]")
-
-
 def streaming_forever(text: str, more: str) -> Reply:
     """An answer that begins with `text` and keeps adding `more` until stopped."""
     return Reply(
@@ -83,19 +75,6 @@ def streaming_forever(text: str, more: str) -> Reply:
         trickle=sse(chunk({"content": more})),
         trickle_every=0.2,
     )
-
-
-def new_thread(page: Page, text: str) -> str:
-    """Start a thread from the page; its id, from the URL it opens at."""
-    page.click("[data-action=new-thread]")
-    page.find("[data-filter=agent] button[aria-pressed=true]")
-    type_message(page, text)
-
-    def opened() -> str | None:
-        thread_id = page.driver.current_url.rsplit("/", 1)[-1]
-        return thread_id if thread_id.startswith("chat-") else None
-
-    return page.wait_for(opened, what="the new thread's URL")
 
 
 def test_an_answer_streams_and_a_tool_call_settles_with_markup_as_text(

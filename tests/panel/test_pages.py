@@ -22,7 +22,13 @@ from tests.harness.real_engines import (
 )
 
 from .conftest import StandInThread
-from .helpers import NAVIGATE, add_server, open_panel, websocket
+from .helpers import (
+    NAVIGATE,
+    add_server,
+    open_constrained_server,
+    open_panel,
+    websocket,
+)
 
 SECRET = "shop-token-7f3a9c"
 CONFIG = f'[env]\nSHOP_TOKEN = "{SECRET}"\n'
@@ -80,6 +86,8 @@ def test_tools_page_install_try_it_and_history(
     page.click("[data-action=install-examples]")
     notice = page.text("[data-notice=installed]")
     assert "already there" in notice  # config.toml was kept
+    # Tools, not files, are what the list then shows: six examples.
+    assert "6 tools installed" in notice
     page.find("[data-group=files] [data-tool=now]")
     tools = page.attributes("[data-group=files] [data-tool]", "data-tool")
     assert {"now", "weather", "calendar", "calendar_add", "shopping", "echo"} <= set(
@@ -273,19 +281,10 @@ def test_servers_page_and_repairs_warn_of_a_template_that_cannot_call_tools(
             for issue in issues["issues"]
             if issue["issue_id"] == f"no_tool_calls_{entry_id}"
         ]
-        assert issue["translation_key"] == "no_tool_calls"
+        # The agent's Tool calls are Automatic: constrained here.
+        assert issue["translation_key"] == "constrained_tool_calls"
 
-        page = open_panel(
-            browser,
-            home_assistant,
-            admin_tokens,
-            f"/desktop-assistant/servers/{entry_id}",
-        )
-        badge = page.text(f"[data-server='{entry_id}'] [data-tool-calls=no]")
-        assert badge == "can't call tools"
-        warning = page.text("[data-detail=server] [data-warning=no-tool-calls]")
-        assert "--jinja" in warning
-        assert "--chat-template-file" in warning
+        page = open_constrained_server(browser, home_assistant, admin_tokens, entry_id)
         page.screenshot(artifacts / "servers-no-tool-calls.png")
         home_assistant.request(
             "DELETE", f"/api/config/config_entries/entry/{entry_id}", None, token

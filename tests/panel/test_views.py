@@ -20,6 +20,7 @@ from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.store import DB_FILE
 from tests.harness.browser import PHONE_WIDTH, Page, phone
 from tests.harness.home_assistant_process import HomeAssistantProcess, Tokens
+from tests.harness.hostile_server import HostileLlamaServer
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, Reply, text_reply
 from tests.harness.ports import free_port
 
@@ -29,6 +30,7 @@ from .helpers import (
     NAVIGATE,
     UNRESOLVED,
     add_server,
+    open_constrained_server,
     open_panel,
     panel_strings,
     websocket,
@@ -480,3 +482,40 @@ def test_a_changing_tools_badge_stands_apart_from_its_name(
     badge = page.find(f"{remember} [data-mark=changes]")
     gap = browser.execute_script(NAME_TO_BADGE, page.find(remember), badge)
     assert gap >= 2, gap
+    # Dark text on the amber: white on it was hard to read.
+    color = browser.execute_script("return getComputedStyle(arguments[0]).color", badge)
+    assert color == "rgba(0, 0, 0, 0.87)", color
+
+
+# llama-server's /props for a template that cannot render tools (SmolLM2's).
+NO_TOOL_CALLS = {
+    "total_slots": 1,
+    "chat_template_caps": {"supports_tools": False, "supports_tool_calls": False},
+}
+
+
+def test_a_template_that_cannot_call_tools_shows_constrained_calls_and_their_cost(
+    home_assistant: HomeAssistantProcess,
+    admin_tokens: Tokens,
+    integration: str,
+    browser: webdriver.Chrome,
+    artifacts: Path,
+) -> None:
+    token = admin_tokens.access_token
+    served = StandInThread()
+    served.stand_in = HostileLlamaServer(props_body=NO_TOOL_CALLS)
+    with served as stand_in:
+        base = "/api/config/config_entries/flow"
+        flow = home_assistant.request(
+            "POST", base, {"handler": "desktop_assistant"}, token
+        )
+        path = f"{base}/{flow['flow_id']}"
+        result = home_assistant.request("POST", path, {"url": stand_in.url}, token)
+        assert result["step_id"] == "tool_calls", result
+        result = home_assistant.request("POST", path, {"tool_calls": "auto"}, token)
+        entry_id = result["result"]["entry_id"]
+        page = open_constrained_server(browser, home_assistant, admin_tokens, entry_id)
+        page.screenshot(artifacts / "views-server-constrained.png")
+        home_assistant.request(
+            "DELETE", f"/api/config/config_entries/entry/{entry_id}", None, token
+        )

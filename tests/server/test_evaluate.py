@@ -32,6 +32,7 @@ from custom_components.desktop_assistant.server.activity import async_get_activi
 from custom_components.desktop_assistant.server.probabilities import TOP_LOGPROBS
 from tests.harness.agent_entry import async_evaluate
 from tests.harness.failover import async_add_server
+from tests.harness.fixtures import async_add_task
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -42,7 +43,6 @@ from tests.harness.llama_server import (
     text_reply,
 )
 from tests.harness.wake_on_lan import asleep_until_woken, magic_packet
-from tests.harness.fixtures import async_add_task
 
 MAC = "5c:60:ba:1e:22:7f"
 HAS_EVALUATE = hasattr(ai_task.AITaskEntityFeature, "EVALUATE")

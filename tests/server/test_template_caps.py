@@ -92,18 +92,32 @@ async def test_a_template_without_tools_warns_in_the_flow_repairs_and_panel(
     assert subentry.data[CONF_TOOL_CALLS] == "constrained"
 
     assert entry.runtime_data.health.props.tool_calls is False
+    # Its agent calls tools constrained: the issue says so, and what it costs.
     issue = issue_of(hass, entry)
     assert issue is not None
-    assert issue.translation_key == "no_tool_calls"
+    assert issue.translation_key == "constrained_tool_calls"
     assert issue.severity is ir.IssueSeverity.WARNING
     assert issue.translation_placeholders == {
         "server": entry.title,
         "model": SMOLLM2_NAME,
+        "agents": subentry.title,
     }
     server = await listed_server(hass_ws_client, hass)
     assert server["tool_calls"] is False
     # SmolLM2 runs without a projector (--mmproj): it sees no images.
     assert server["vision"] is False
+    assert server["constrained_agents"] == [subentry.title]
+
+    # Set to Native, the agent's tools are dropped: the issue says that.
+    hass.config_entries.async_update_subentry(
+        entry, subentry, data=subentry.data | {CONF_TOOL_CALLS: "native"}
+    )
+    await hass.async_block_till_done()
+    issue = issue_of(hass, entry)
+    assert issue.translation_key == "no_tool_calls"
+    assert issue.translation_placeholders["agents"] == ""
+    server = await listed_server(hass_ws_client, hass)
+    assert server["constrained_agents"] == []
 
     assert await hass.config_entries.async_remove(entry.entry_id)
     await hass.async_block_till_done()

@@ -72,6 +72,7 @@ async def async_answer(
                 server=answered.name if answered else None,
                 model=answered.model if answered else None,
                 unfinished=turn.unfinished,
+                withheld=turn.withheld,
             )
 
 

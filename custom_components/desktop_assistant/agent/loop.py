@@ -4,7 +4,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from functools import partial
 import logging
-from typing import Any
+from typing import Any, Final
 
 from homeassistant.components import conversation
 from homeassistant.const import CONF_MODEL
@@ -36,6 +36,7 @@ from ..server.request import chat_payload
 from ..server.stream import Answer, Delta, ToolCallFragments
 from .confirmation import held_by_agent, held_call
 from .constrained import CONSTRAINED_TOOL_ROUNDS, RoundRequest
+from .echo import EchoGuard, tool_words
 from .messages import build_messages, format_tools
 from .narrowing import pointed_tools, questions_of
 from .spoken import async_fault_sentence
@@ -43,6 +44,41 @@ from .tool_calls import tool_inputs_of
 from .turn_state import Turn
 
 _LOGGER = logging.getLogger(__name__)
+# Ends a reply that *Maximum tokens* cut short.
+CUT_MARK: Final = "…"
+
+
+@dataclass(slots=True)
+class RoundStream:
+    """One round's answer as it streams: its reader, its guard, what showed."""
+
+    request: RoundRequest
+    guard: EchoGuard
+    # Made at the first chunk: how to read it depends on the server.
+    answer: Answer | ConstrainedAnswer | None = None
+    # Whether this round's text was shown (streamed to the person), and how much.
+    streamed_text: bool = False
+    shown_chars: int = 0
+
+    def shown(self, turn: Turn, text: str) -> Delta:
+        """The delta that shows `text`; the round and the turn have spoken."""
+        self.streamed_text = turn.spoke = True
+        self.shown_chars += len(text)
+        return {"content": text}
+
+    def cut_short(self) -> bool:
+        """Whether the text shown stopped at the reply's token limit.
+
+        Natively the server says so (`length`); a constrained answer is
+        held to the characters the limit leaves, and ends there whole.
+        """
+        if not self.streamed_text or self.answer is None:
+            return False
+        if self.answer.finish_reason == "length":
+            return True
+        return self.request.constrained and (
+            self.shown_chars == self.request.text_budget
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +113,10 @@ class ToolLoop:
             offer = bool(tools) and round_number < tool_rounds
             request = self._round_request(chat_log, tools, offer, history)
             hold = partial(self._held_answer, chat_log, turn, request, held)
+            stream = RoundStream(request, EchoGuard(tool_words(chat_log)))
             async for _content in chat_log.async_add_delta_content_stream(
                 self.entity_id,
-                self._async_deltas(request, turn, offered if offer else set(), hold),
+                self._async_deltas(stream, turn, offered if offer else set(), hold),
             ):
                 pass
             # The round's text is in the chat log now.
@@ -187,58 +224,71 @@ class ToolLoop:
 
     async def _async_deltas(
         self,
-        request: RoundRequest,
+        stream: RoundStream,
         turn: Turn,
         offered: set[str],
         hold: Callable[[llm.ToolInput], str | None],
     ) -> AsyncGenerator[Delta]:
         """Stream one request's answer as ChatLog deltas; faults become text.
 
-        `hold` says which calls wait for a yes.
+        `hold` says which calls wait for a yes. An answer that repeats a
+        tool's own words ends the turn with our sentence instead (echo.py).
         """
         assert turn.route is not None
         yield {"role": "assistant"}
-        # Made at the first chunk: how to read it depends on the server that answers.
-        answer: Answer | ConstrainedAnswer | None = None
-        streamed_text = False
         try:
-            async for chunk in turn.route.async_stream_chat(
-                request.payload_for,
-                float(self.options[CONF_REQUEST_TIMEOUT]),
-                turn.deadline,
-            ):
-                answer = answer or request.reader()
-                for delta in answer.read(chunk):
-                    streamed_text = streamed_text or "content" in delta
-                    turn.spoke = turn.spoke or streamed_text
-                    turn.unfinished += delta.get("content") or ""
-                    yield delta
+            async for delta in self._async_stream(stream, turn):
+                yield delta
         except LlamaServerError as err:
             _LOGGER.warning(
                 "llama-server %s failed: %s",
                 turn.route.tried,
                 without_credentials(repr(err)),
             )
-            if delta := await self._async_fault(turn, err.kind, streamed_text):
+            if delta := await self._async_fault(turn, err.kind, stream.streamed_text):
                 yield delta
             return
-        async for delta in self._async_answered(
-            turn, answer or request.reader(), offered, streamed_text, hold
-        ):
+        if stream.guard.echo is not None:
+            if delta := await self._async_echo(turn, stream):
+                yield delta
+            return
+        async for delta in self._async_answered(turn, stream, offered, hold):
             yield delta
+
+    async def _async_stream(
+        self, stream: RoundStream, turn: Turn
+    ) -> AsyncGenerator[Delta]:
+        """Read the server's chunks into deltas, text held back by the guard."""
+        assert turn.route is not None
+        async for chunk in turn.route.async_stream_chat(
+            stream.request.payload_for,
+            float(self.options[CONF_REQUEST_TIMEOUT]),
+            turn.deadline,
+        ):
+            stream.answer = stream.answer or stream.request.reader()
+            for delta in stream.answer.read(chunk):
+                if "content" not in delta:
+                    yield delta
+                    continue
+                # A stopped turn's record keeps even the text held back.
+                turn.unfinished += delta["content"]
+                if text := stream.guard.pass_on(delta["content"]):
+                    yield stream.shown(turn, text)
+        if text := stream.guard.end():
+            yield stream.shown(turn, text)
 
     async def _async_answered(
         self,
         turn: Turn,
-        answer: Answer | ConstrainedAnswer,
+        stream: RoundStream,
         offered: set[str],
-        streamed_text: bool,
         hold: Callable[[llm.ToolInput], str | None],
     ) -> AsyncGenerator[Delta]:
         """After a streamed answer: its timings, then a fault or its tool calls.
 
         A silent or spoiled answer ends the turn with its fault.
         """
+        answer = stream.answer or stream.request.reader()
         if answer.timings:
             turn.record_timings(answer.timings)
         calls = answer.named_calls()
@@ -247,14 +297,14 @@ class ToolLoop:
         # A constrained reply is one JSON value: any fault spoils all of it.
         spoiled = bool(answer.malformed) and isinstance(answer, ConstrainedAnswer)
         if spoiled or not calls or not offered:
-            if (spoiled or not streamed_text) and (
-                delta := await self._async_silent(turn, answer, streamed_text)
-            ):
+            if delta := await self._async_no_calls(turn, answer, stream, spoiled):
                 yield delta
             return
         # The text joins the chat log with the calls, before they run.
         turn.unfinished = ""
-        async for delta in self._async_calls(turn, calls, offered, streamed_text, hold):
+        async for delta in self._async_calls(
+            turn, calls, offered, stream.streamed_text, hold
+        ):
             yield delta
 
     async def _async_generate(self, request: RoundRequest, turn: Turn) -> list[Delta]:
@@ -338,6 +388,21 @@ class ToolLoop:
                 ),
             }
 
+    async def _async_no_calls(
+        self,
+        turn: Turn,
+        answer: Answer | ConstrainedAnswer,
+        stream: RoundStream,
+        spoiled: bool,
+    ) -> Delta | None:
+        """What ends a round without calls to run, if anything."""
+        if spoiled or not stream.streamed_text:
+            return await self._async_silent(turn, answer, stream.streamed_text)
+        if stream.cut_short():
+            # Marked, so nobody takes a reply cut by Maximum tokens as whole.
+            return {"content": CUT_MARK}
+        return None
+
     async def _async_silent(
         self, turn: Turn, answer: Answer | ConstrainedAnswer, streamed_text: bool
     ) -> Delta | None:
@@ -351,7 +416,11 @@ class ToolLoop:
         }
 
     async def _async_fault(
-        self, turn: Turn, kind: str, streamed_text: bool
+        self,
+        turn: Turn,
+        kind: str,
+        streamed_text: bool,
+        sentence: str | None = None,
     ) -> Delta | None:
         """End the turn with a fault; return the delta that says so, if any.
 
@@ -362,12 +431,28 @@ class ToolLoop:
         which Assist shows once, in red.
         """
         turn.fault = kind
-        turn.fault_sentence = await async_fault_sentence(self.hass, kind, turn.language)
+        turn.fault_sentence = sentence or await async_fault_sentence(
+            self.hass, kind, turn.language
+        )
         if streamed_text:
             return {"content": f"\n\n{turn.fault_sentence}"}
         if turn.spoke:
             return {"content": turn.fault_sentence}
         return None
+
+    async def _async_echo(self, turn: Turn, stream: RoundStream) -> Delta | None:
+        """End the turn with our sentence for an answer that repeated a tool.
+
+        The record keeps the model's words (`withheld`) before the sentence.
+        """
+        guard = stream.guard
+        assert guard.echo is not None
+        echo = guard.echo
+        # Text the person saw is in the chat log, and so in the record.
+        turn.withheld = "" if stream.streamed_text else guard.held.strip()
+        template = await async_fault_sentence(self.hass, echo.kind, turn.language)
+        sentence = template.format(tool=echo.tool, reason=echo.reason)
+        return await self._async_fault(turn, echo.kind, stream.streamed_text, sentence)
 
 
 def _trace(chat_log: conversation.ChatLog, turn: Turn) -> None:

@@ -36,6 +36,9 @@ class Turn:
     # Text of the reply being streamed that the chat log does not hold yet:
     # a stopped turn's record keeps it, marked interrupted.
     unfinished: str = ""
+    # The model's reply said instead as a fault (it repeated a tool's own
+    # words): the record keeps it before the fault.
+    withheld: str = ""
     timings: list[dict[str, Any]] = field(default_factory=list)
     # Event loop time by which the turn must be answered.
     deadline: float | None = None

@@ -1,6 +1,8 @@
 // Servers: each llama-server entry, reachable or not and since when, its
-// model, slots and context size, whether its chat template can call tools (a
-// warning when it cannot), the last question's timings, the agents that
+// model, slots and context size, whether its chat template can call tools
+// (when it cannot: that its agents call them constrained, and what that
+// costs, or a warning that the tools are dropped), the last question's
+// timings, the agents that
 // ask it first or fall back to it; at /servers/<entry id>, *Wake* when a MAC
 // address is set.
 import { formatTime, modelFile } from "./api.js";
@@ -49,10 +51,25 @@ export class ServersView extends View {
     return h("span", { class: "badge", "data-field": "reachable", "data-reachable": "unknown" }, this.t("servers.unknown"));
   }
 
-  // A badge in the list for a server whose template drops the tools.
+  // A badge in the list for a server whose template cannot call tools: its
+  // agents' calls are constrained, or the tools are dropped.
   noToolCalls(server) {
     if (server.tool_calls !== false) return null;
+    if (server.constrained_agents.length) return [" ", h("span", { class: "badge", "data-field": "tool-calls", "data-tool-calls": "constrained" }, this.t("servers.constrained_tool_calls"))];
     return [" ", h("span", { class: "badge warning", "data-field": "tool-calls", "data-tool-calls": "no" }, this.t("servers.no_tool_calls"))];
+  }
+
+  // What the detail says of a template that cannot call tools.
+  toolCallsWarning(server) {
+    if (server.tool_calls !== false) return null;
+    if (server.constrained_agents.length) return h("div", { class: "meta", "data-warning": "constrained-tool-calls" }, this.t("servers.constrained_tool_calls_warning", { agents: server.constrained_agents.join(", ") }));
+    return h("div", { class: "meta problem", "data-warning": "no-tool-calls" }, this.t("servers.no_tool_calls_warning"));
+  }
+
+  toolCallsFact(server) {
+    if (server.tool_calls === null) return null;
+    if (server.tool_calls) return this.t("servers.tool_calls_yes");
+    return this.t(server.constrained_agents.length ? "servers.tool_calls_constrained" : "servers.tool_calls_no");
   }
 
   open(entryId) {
@@ -75,7 +92,7 @@ export class ServersView extends View {
       result,
       h("div", {}, this.reachable(server)),
       server.error ? h("div", { class: "meta problem" }, server.error) : null,
-      server.tool_calls === false ? h("div", { class: "meta problem", "data-warning": "no-tool-calls" }, t("servers.no_tool_calls_warning")) : null,
+      this.toolCallsWarning(server),
       h(
         "dl",
         { class: "facts" },
@@ -83,7 +100,7 @@ export class ServersView extends View {
         fact("servers.model", server.model && this.model(server.model)),
         fact("servers.slots", server.slots),
         fact("servers.context", server.context),
-        fact("servers.tool_calls", server.tool_calls === null ? null : t(server.tool_calls ? "servers.tool_calls_yes" : "servers.tool_calls_no")),
+        fact("servers.tool_calls", this.toolCallsFact(server)),
         fact("servers.vision", server.vision === null ? null : t(server.vision ? "servers.vision_yes" : "servers.vision_no")),
         fact(
           "servers.last_question",

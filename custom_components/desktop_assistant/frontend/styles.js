@@ -26,8 +26,9 @@ nav.tabs button {
   opacity: 0.75; padding: 12px 16px; font: inherit; cursor: pointer; border-bottom: 2px solid transparent;
 }
 nav.tabs button { flex-shrink: 0; white-space: nowrap; }
-/* On a phone the tabs wrap into rows: none is cut off or hidden past an edge. */
-@media (max-width: 600px) { nav.tabs { flex-wrap: wrap; gap: 0; padding: 0 4px; } nav.tabs button { padding: 10px; } }
+/* On a phone the tabs are two even rows of three: none is cut off, hidden
+   past an edge, or left alone on a row of its own. */
+@media (max-width: 600px) { nav.tabs { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0; padding: 0 4px; } nav.tabs button { padding: 10px 4px; text-align: center; } }
 nav.tabs button.active { opacity: 1; border-bottom-color: currentColor; }
 main { padding: 16px; max-width: 1200px; margin: 0 auto; box-sizing: border-box; }
 .card {
@@ -64,7 +65,8 @@ button.link.dangling { color: var(--error-color); text-decoration-style: dashed;
 .meta { color: var(--secondary-text-color); font-size: 12px; }
 .one-line { overflow: hidden; white-space: nowrap; text-overflow: ellipsis; }
 .badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; background: var(--secondary-background-color); color: var(--secondary-text-color); margin-right: 4px; overflow-wrap: normal; }
-.badge.warning { background: var(--warning-color); color: var(--text-primary-color); }
+/* Dark text: white on amber is hard to read, in either theme. */
+.badge.warning { background: var(--warning-color); color: rgba(0, 0, 0, 0.87); }
 .split { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: 16px; align-items: start; }
 .narrow .split { grid-template-columns: minmax(0, 1fr); }
 .error-bar { background: var(--error-color); color: var(--text-primary-color); padding: 8px 12px; border-radius: 6px; margin-bottom: 12px; }

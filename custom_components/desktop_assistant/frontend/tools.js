@@ -52,12 +52,12 @@ export class ToolsView extends View {
 
   renderList() {
     const { files, broken, memory, apis } = this.listed;
-    const group = (title, source, tools, extra) =>
+    const group = (title, source, tools, extra = [], empty = "tools.none_here") =>
       h(
         "div",
         { class: "card group", "data-group": source },
         h("h3", {}, title),
-        tools.length || extra ? null : h("div", { class: "empty" }, this.t("tools.none_here")),
+        tools.length || extra.length ? null : h("div", { class: "empty", "data-empty": source }, this.t(empty)),
         h("ul", { class: "list" }, tools.map((tool) => this.item(tool)), extra),
       );
     fill(
@@ -74,6 +74,7 @@ export class ToolsView extends View {
             file.problems.map((problem) => h("div", { class: "problem meta" }, problem)),
           ),
         ),
+        "tools.files_none",
       ),
       group(this.t("tools.memory"), "memory", memory),
       apis.map((api) => group(api.source === "assist" ? this.t("tools.assist") : api.name, api.source, api.tools)),
@@ -235,7 +236,8 @@ export class ToolsView extends View {
       h(
         "div",
         { class: "notice-bar", "data-notice": "installed" },
-        this.t("tools.installed", { installed: installed.length, skipped: skipped.length }),
+        // A tool is its TOML file; the other files are its scripts and notes.
+        this.t("tools.installed", { tools: installed.filter((path) => path.startsWith("tools/") && path.endsWith(".toml")).length, installed: installed.length, skipped: skipped.length }),
       ),
     );
     await this.refresh();

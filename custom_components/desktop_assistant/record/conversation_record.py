@@ -319,13 +319,15 @@ class TurnRecording:
         server: str | None = None,
         model: str | None = None,
         unfinished: str = "",
+        withheld: str = "",
     ) -> None:
         """Record the question, replies, tool calls and fault of the turn.
 
         `fault_sentence` is what the agent said about the fault, if anything;
         `server` and `model` answered it, and are kept with its replies;
-        `unfinished` is the text of a reply the turn stopped in, kept as an
-        interrupted reply.
+        `unfinished` is the text of a reply the turn stopped in, and
+        `withheld` the model's reply the fault sentence was said instead of,
+        each kept as an interrupted reply.
 
         One write per turn, queued when the turn is over: while it runs, the
         database work does not compete with it.
@@ -343,7 +345,8 @@ class TurnRecording:
                 fault,
                 fault_sentence,
                 now,
-                unfinished,
+                unfinished=unfinished,
+                withheld=withheld,
             )
         ]
         self.record.async_enqueue_turn(

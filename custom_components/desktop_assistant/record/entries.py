@@ -24,7 +24,9 @@ def turn_entries(
     fault: str | None,
     fault_sentence: str | None,
     now: float,
+    *,
     unfinished: str = "",
+    withheld: str = "",
 ) -> list[Entry]:
     """The entries of the chat log content after the person's question.
 
@@ -32,7 +34,9 @@ def turn_entries(
     result (cut to MAX_TOOL_RESULT characters). A fault ends the turn: the
     fault message the agent appended to the reply is split off into a fault
     entry, and the reply before it is marked interrupted. The text of a
-    reply the turn stopped in (`unfinished`) is such a reply too.
+    reply the turn stopped in (`unfinished`) is such a reply too, and so is
+    the model's reply the agent said its fault sentence instead of
+    (`withheld`), kept just before the fault.
     """
     results = {
         item.tool_call_id: item
@@ -63,7 +67,7 @@ def turn_entries(
             Entry(kind="assistant", at=now, text=unfinished.strip(), interrupted=True)
         )
     if fault is not None:
-        entries = split_fault(entries, fault, fault_sentence, now)
+        entries = split_fault(entries, fault, fault_sentence, now, withheld)
     return entries
 
 
@@ -82,7 +86,11 @@ def result_text(content: conversation.ToolResultContent) -> str:
 
 
 def split_fault(
-    entries: list[Entry], fault: str, message: str | None, now: float
+    entries: list[Entry],
+    fault: str,
+    message: str | None,
+    now: float,
+    withheld: str = "",
 ) -> list[Entry]:
     """Split the fault message off the last reply; mark what remains interrupted."""
     for index in range(len(entries) - 1, -1, -1):
@@ -92,9 +100,20 @@ def split_fault(
         if not message or not entry.text.endswith(message):
             break
         said = entry.text[: -len(message)].strip()
-        fault_entry = Entry(kind="fault", at=entry.at, text=message, fault=fault)
+        fault_entries = _fault_entries(entry.at, fault, message, withheld)
         if not said:
-            return [*entries[:index], fault_entry, *entries[index + 1 :]]
+            return [*entries[:index], *fault_entries, *entries[index + 1 :]]
         reply = Entry(kind="assistant", at=entry.at, text=said, interrupted=True)
-        return [*entries[:index], reply, fault_entry, *entries[index + 1 :]]
-    return [*entries, Entry(kind="fault", at=now, fault=fault)]
+        return [*entries[:index], reply, *fault_entries, *entries[index + 1 :]]
+    return [*entries, *_fault_entries(now, fault, None, withheld)]
+
+
+def _fault_entries(
+    at: float, fault: str, message: str | None, withheld: str
+) -> list[Entry]:
+    """The fault's entry, after the model's reply it replaced, if any."""
+    fault_entry = Entry(kind="fault", at=at, text=message, fault=fault)
+    if not withheld:
+        return [fault_entry]
+    reply = Entry(kind="assistant", at=at, text=withheld, interrupted=True)
+    return [reply, fault_entry]

@@ -1,10 +1,11 @@
 """Websocket commands (admin only) of the panel's Servers page.
 
 Each llama-server entry: reachable or not and since when, the model, its
-slots, context size, whether its template can call tools and whether its
-model sees images (from `/props`; null when not reported), the last
-question's timings, which
-agents ask it first and which fall back to it; *Wake* where a MAC is set.
+slots, context size, whether its template can call tools (from `/props`;
+null when not reported) and which agents would hold their calls to a JSON
+schema there, whether its model sees images, the last question's timings,
+which agents ask it first and which fall back to it; *Wake* where a MAC is
+set.
 Health is read from the entry's runtime data (`ServerRuntime.health`),
 never probed here. Errors: `not_found` (no such entry), `unavailable` (the
 entry cannot be woken: no MAC set).
@@ -21,8 +22,9 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import entity_registry as er
 import probatio as vol
 
-from ..const import CONF_FALLBACK_SERVERS, CONF_WAKE_MAC, DOMAIN, SERVICE_WAKE_SERVER
+from ..const import CONF_WAKE_MAC, DOMAIN, SERVICE_WAKE_SERVER
 from ..websocket_commands import ERR_UNAVAILABLE, Refused, admin_command
+from .agents import constrained_agents, server_agents
 from .credentials import without_credentials
 from .reported import ServerProps
 
@@ -33,21 +35,16 @@ TIMINGS: Final = ("prompt_n", "cache_n", "predicted_per_second")
 def agents_of(hass: HomeAssistant, entry: ConfigEntry) -> list[dict[str, Any]]:
     """The agents asking this server first, then those falling back to it."""
     registry = er.async_get(hass)
-    found = []
-    for other in hass.config_entries.async_entries(DOMAIN):
-        for subentry in other.subentries.values():
-            if subentry.subentry_type != "conversation":
-                continue
-            if other.entry_id == entry.entry_id:
-                role = "first"
-            elif entry.entry_id in (subentry.data.get(CONF_FALLBACK_SERVERS) or []):
-                role = "fallback"
-            else:
-                continue
-            entity_id = registry.async_get_entity_id(
+    found = [
+        {
+            "name": subentry.title,
+            "entity_id": registry.async_get_entity_id(
                 "conversation", DOMAIN, subentry.subentry_id
-            )
-            found.append({"name": subentry.title, "entity_id": entity_id, "role": role})
+            ),
+            "role": role,
+        }
+        for subentry, role in server_agents(hass, entry)
+    ]
     return sorted(found, key=lambda agent: (agent["role"] != "first", agent["name"]))
 
 
@@ -98,6 +95,9 @@ def server(hass: HomeAssistant, entry: ConfigEntry) -> dict[str, Any]:
         "state": entry.state.value,
         "can_wake": bool(entry.options.get(CONF_WAKE_MAC)),
         "agents": agents_of(hass, entry),
+        # Agents whose calls are held to a JSON schema where the template
+        # cannot call tools; the page says so, and what it costs.
+        "constrained_agents": constrained_agents(hass, entry),
     } | server_state(entry)
 
 
