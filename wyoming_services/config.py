@@ -9,6 +9,7 @@ connect_timeout = 3             # seconds for a server to accept and be healthy
 wake_mac = ""                   # Wake-on-LAN for the first server's machine
 wake_address = "255.255.255.255"
 wake_port = 9
+transcribe_at_pause = true      # during the silence before audio-stop
 
 [kokoro]
 model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
@@ -57,6 +58,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "wake_mac": "",
         "wake_address": "255.255.255.255",
         "wake_port": 9,
+        "transcribe_at_pause": True,
     },
     "kokoro": {
         "model": "kokoro-v1.0.onnx",
@@ -88,6 +90,8 @@ class WhisperSettings:
     wake_mac: str = ""  # 12 hex digits, "" = no Wake-on-LAN
     wake_address: str = "255.255.255.255"
     wake_port: int = 9
+    # Ask whisper-server at a pause in the speech, before audio-stop.
+    transcribe_at_pause: bool = True
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,8 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
             except OverflowError:  # an integer of hundreds of digits
                 raise ConfigError(f"{source}: {section}.{key} is too large") from None
         elif (
-            (expected is int and is_number and isinstance(value, int))
+            (expected is bool and isinstance(value, bool))
+            or (expected is int and is_number and isinstance(value, int))
             or (isinstance(value, str) and expected is str)
             or (
                 expected is list
@@ -194,6 +199,7 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
             merged[key] = value
         else:
             kind = {
+                bool: "true or false",
                 float: "a number",
                 int: "a whole number",
                 list: "a list of strings",
@@ -236,6 +242,7 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
         wake_mac=re.sub(r"[:-]", "", mac).lower(),
         wake_address=values["wake_address"].strip(),
         wake_port=values["wake_port"],
+        transcribe_at_pause=values["transcribe_at_pause"],
     )
 
 

@@ -119,10 +119,15 @@ async def whisper_wyoming(
     language: str = "",
     whisper_timeout: float = 5.0,
     idle_seconds: float = IDLE_SECONDS,
+    transcribe_at_pause: bool = True,
 ) -> AsyncIterator[int]:
     """The server as `python -m wyoming_services.whisper` builds it, on a free port."""
     async with whisper_failover(
-        [url], language, whisper_timeout, idle_seconds=idle_seconds
+        [url],
+        language,
+        whisper_timeout,
+        idle_seconds=idle_seconds,
+        transcribe_at_pause=transcribe_at_pause,
     ) as (port, _):
         yield port
 
@@ -137,6 +142,7 @@ async def whisper_failover(
     check_interval: float = 3600.0,
     waker: Waker | None = None,
     idle_seconds: float = IDLE_SECONDS,
+    transcribe_at_pause: bool = True,
 ) -> AsyncIterator[tuple[int, WhisperServers]]:
     """The server over several whisper-servers, started (checked once) as the
     program starts it; yield its port and its servers."""
@@ -157,6 +163,7 @@ async def whisper_failover(
             servers=servers,
             language_setting=setting,
             idle_seconds=idle_seconds,
+            transcribe_at_pause=transcribe_at_pause,
         )
         try:
             async with tcp_server(factory) as port:

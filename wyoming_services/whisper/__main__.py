@@ -79,13 +79,19 @@ async def _main(start: StartUp) -> None:
             waker=waker,
         )
         _LOGGER.info(
-            "forwarding to whisper-server at %s (in this order), language: %s",
+            "forwarding to whisper-server at %s (in this order), language: %s, "
+            "transcribing at pauses: %s",
             servers.shown,
             language or "as the client asks",
+            "on" if settings.transcribe_at_pause else "off",
         )
         await servers.start()
         handler = partial(
-            WhisperEventHandler, info=info, servers=servers, language_setting=language
+            WhisperEventHandler,
+            info=info,
+            servers=servers,
+            language_setting=language,
+            transcribe_at_pause=settings.transcribe_at_pause,
         )
         try:
             await serve(start.uri, handler, start.advert)
