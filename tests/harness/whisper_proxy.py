@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import aiohttp
 from aiohttp import web
 
+from tests.harness.whisper_server import serve_app
+
 
 @dataclass
 class WhisperProxy:
@@ -43,14 +45,9 @@ class WhisperProxy:
         app.router.add_get("/health", self._health)
         # A client that closes its connection cancels the request's handler,
         # so an abandoned request is seen (and its upstream request ends).
-        self._runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=True, shutdown_timeout=0.1
+        self._runner, self.url = await serve_app(
+            app, handler_cancellation=True, shutdown_timeout=0.1
         )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
 
     async def stop(self) -> None:
         """Stop listening; requests held are cut off, as when a server dies."""

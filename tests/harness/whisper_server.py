@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator
 import contextlib
 from dataclasses import dataclass, field
 import io
+from typing import Any
 import wave
 
 from aiohttp import BodyPartReader, web
@@ -80,12 +81,7 @@ class WhisperServerStandIn:
         app.router.add_post("/inference", self._inference)
         app.router.add_get("/health", self._health)
         app.middlewares.append(self._while_loading)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", port)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self._runner, self.url = await serve_app(app, port)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -188,6 +184,20 @@ class WhisperServerStandIn:
             "detected_language_probability": 0.97,
             "language_probabilities": {self.spoken_language: 0.97, "en": 0.02},
         }
+
+
+async def serve_app(
+    app: web.Application, port: int = 0, **options: Any
+) -> tuple[web.AppRunner, str]:
+    """Serve `app` on loopback `port` (a free one when 0): its runner and URL.
+
+    `options` go to the runner.
+    """
+    runner = web.AppRunner(app, access_log=None, **options)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    host, port = runner.addresses[0][:2]
+    return runner, f"http://{host}:{port}"
 
 
 def _read_wav(data: bytes) -> np.ndarray | None:

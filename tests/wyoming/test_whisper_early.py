@@ -8,7 +8,8 @@ segmenter ends the command.
 """
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
+import contextlib
 import logging
 
 import pytest
@@ -18,7 +19,7 @@ from wyoming.client import AsyncClient
 from wyoming.error import Error
 
 from custom_components.desktop_assistant.text import words
-from tests.harness.real_engines import RealWhisperServer, speak, start_whisper_server
+from tests.harness.real_engines import RealWhisperServer, speak
 from tests.harness.whisper_proxy import WhisperProxy, proxied
 from tests.harness.wyoming import read_until, tcp_client, whisper_wyoming
 from wyoming_services.whisper.early import TASK_NAME, SpeechPauses
@@ -31,17 +32,6 @@ SEGMENTER_SILENCE = 0.7  # Home Assistant's default: then audio-stop
 CHUNK_SAMPLES = 1024
 HELD = 60.0  # a request the proxy holds past any test's end
 WAITS = 200  # tenths of a second to wait for the relay to let go
-
-
-@pytest.fixture(scope="module")
-def real_whisper(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RealWhisperServer]:
-    """One whisper-server on Whisper base, as develop runs it."""
-    with start_whisper_server(
-        tmp_path_factory.mktemp("whisper"), "--audio-ctx", "512"
-    ) as server:
-        yield server
 
 
 def silence(rate: int, seconds: float) -> bytes:
@@ -80,6 +70,28 @@ async def answer(client: AsyncClient) -> Transcript | Error:
     return Transcript.from_event(event)
 
 
+@contextlib.asynccontextmanager
+async def relay(
+    whisper: RealWhisperServer, delay: float = 0.0, at_pause: bool = True
+) -> AsyncIterator[tuple[WhisperProxy, int]]:
+    """The relay in front of the counting proxy; yield the proxy and its port."""
+    async with (
+        proxied(whisper.url, delay) as proxy,
+        whisper_wyoming(
+            proxy.url, whisper_timeout=WHISPER_TIMEOUT, transcribe_at_pause=at_pause
+        ) as port,
+    ):
+        yield proxy, port
+
+
+async def held_at_pause(
+    client: AsyncClient, proxy: WhisperProxy, audio: bytes, rate: int
+) -> None:
+    """Say `audio` and a pause, no audio-stop; return once the request arrived."""
+    await say(client, [audio, silence(rate, 0.3)], rate, stop=False)
+    await proxy.request_arrived.wait()
+
+
 def early_tasks() -> list[asyncio.Task]:
     """The relay's requests made at pauses that have not ended."""
     return [
@@ -107,6 +119,20 @@ def answered_with(caplog: pytest.LogCaptureFixture) -> list[str]:
         for record in caplog.records
         if "answered with the transcript asked" in record.getMessage()
     ]
+
+
+def assert_answered_once(
+    transcript: Transcript | Error,
+    proxy: WhisperProxy,
+    caplog: pytest.LogCaptureFixture,
+    asked: str,
+) -> None:
+    """The question heard word for word, whisper-server asked once, `asked` logged."""
+    assert isinstance(transcript, Transcript), transcript
+    assert words(transcript.text) == words(QUESTION)
+    assert (proxy.arrived, proxy.answered) == (1, 1)
+    (line,) = answered_with(caplog)
+    assert line.startswith(asked)
 
 
 def test_pauses_are_heard_after_speech_only() -> None:
@@ -140,20 +166,13 @@ async def test_speech_then_silence_takes_one_request(
     caplog.set_level(logging.INFO, "wyoming_services")
     audio, rate = speak(QUESTION)
     async with (
-        proxied(real_whisper.url) as proxy,
-        whisper_wyoming(
-            proxy.url, whisper_timeout=WHISPER_TIMEOUT, transcribe_at_pause=at_pause
-        ) as port,
+        relay(real_whisper, at_pause=at_pause) as (proxy, port),
         tcp_client(port) as client,
     ):
         await say(client, [audio, silence(rate, SEGMENTER_SILENCE)], rate)
         transcript = await answer(client)
         await let_go(proxy)
-    assert isinstance(transcript, Transcript), transcript
-    assert words(transcript.text) == words(QUESTION)
-    assert (proxy.arrived, proxy.answered) == (1, 1)
-    (line,) = answered_with(caplog)
-    assert line.startswith(asked)
+    assert_answered_once(transcript, proxy, caplog, asked)
 
 
 async def test_speech_after_a_pause_is_transcribed_whole(
@@ -166,8 +185,7 @@ async def test_speech_after_a_pause_is_transcribed_whole(
     after, _ = speak(AFTER_PAUSE)
     pieces = [before, silence(rate, 0.6), after, silence(rate, SEGMENTER_SILENCE)]
     async with (
-        proxied(real_whisper.url) as proxy,
-        whisper_wyoming(proxy.url, whisper_timeout=WHISPER_TIMEOUT) as port,
+        relay(real_whisper) as (proxy, port),
         tcp_client(port) as client,
     ):
         await say(client, pieces, rate, real_time=True)
@@ -192,21 +210,15 @@ async def test_audio_stop_while_a_slow_server_transcribes(
     caplog.set_level(logging.INFO, "wyoming_services")
     audio, rate = speak(QUESTION)
     async with (
-        proxied(real_whisper.url, delay=1.0) as proxy,
-        whisper_wyoming(proxy.url, whisper_timeout=WHISPER_TIMEOUT) as port,
+        relay(real_whisper, delay=1.0) as (proxy, port),
         tcp_client(port) as client,
     ):
-        await say(client, [audio, silence(rate, 0.3)], rate, stop=False)
-        await proxy.request_arrived.wait()
+        await held_at_pause(client, proxy, audio, rate)
         await client.write_event(AudioStop().event())  # while the proxy holds it
         transcript = await answer(client)
         await let_go(proxy)
-    assert isinstance(transcript, Transcript), transcript
-    assert words(transcript.text) == words(QUESTION)
     # Not asked again behind the slow one.
-    assert (proxy.arrived, proxy.answered) == (1, 1)
-    (line,) = answered_with(caplog)
-    assert line.startswith("at a pause")
+    assert_answered_once(transcript, proxy, caplog, "at a pause (1 asked at pauses)")
 
 
 async def test_a_server_that_dies_during_the_request_gives_the_usual_error(
@@ -214,12 +226,10 @@ async def test_a_server_that_dies_during_the_request_gives_the_usual_error(
 ) -> None:
     audio, rate = speak(QUESTION)
     async with (
-        proxied(real_whisper.url, delay=HELD) as proxy,
-        whisper_wyoming(proxy.url, whisper_timeout=WHISPER_TIMEOUT) as port,
+        relay(real_whisper, delay=HELD) as (proxy, port),
         tcp_client(port) as client,
     ):
-        await say(client, [audio, silence(rate, 0.3)], rate, stop=False)
-        await proxy.request_arrived.wait()
+        await held_at_pause(client, proxy, audio, rate)
         await proxy.stop()  # the server dies with the request; nothing listens
         await client.write_event(AudioStop().event())
         fault = await answer(client)
@@ -239,13 +249,9 @@ async def test_a_client_that_leaves_during_the_request_leaves_nothing_behind(
     real_whisper: RealWhisperServer, socket_enabled: None
 ) -> None:
     audio, rate = speak(QUESTION)
-    async with (
-        proxied(real_whisper.url, delay=HELD) as proxy,
-        whisper_wyoming(proxy.url, whisper_timeout=WHISPER_TIMEOUT) as port,
-    ):
+    async with relay(real_whisper, delay=HELD) as (proxy, port):
         async with tcp_client(port) as client:
-            await say(client, [audio, silence(rate, 0.3)], rate, stop=False)
-            await proxy.request_arrived.wait()
+            await held_at_pause(client, proxy, audio, rate)
             assert len(early_tasks()) == 1
         await let_go(proxy)  # the client left: the relay cancels its request
         assert (proxy.arrived, proxy.abandoned) == (1, 1)
