@@ -95,9 +95,9 @@ def pcm_of(events: Sequence[Event]) -> np.ndarray:
     return np.frombuffer(audio, dtype="<i2")
 
 
-def tcp_client(port: int) -> AsyncTcpClient:
+def tcp_client(port: int, read_timeout: float = READ_TIMEOUT) -> AsyncTcpClient:
     """A Wyoming client that gives up on a silent server."""
-    return AsyncTcpClient("127.0.0.1", port, read_timeout=READ_TIMEOUT)
+    return AsyncTcpClient("127.0.0.1", port, read_timeout=read_timeout)
 
 
 @contextlib.asynccontextmanager

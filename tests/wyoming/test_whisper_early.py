@@ -30,6 +30,9 @@ AFTER_PAUSE = "in the kitchen please"
 WHISPER_TIMEOUT = 60.0  # far above what base takes on a busy 2-core machine
 SEGMENTER_SILENCE = 0.7  # Home Assistant's default: then audio-stop
 CHUNK_SAMPLES = 1024
+# Silence the relay hears as a pause: microVAD still hears speech for a few
+# frames after it ends.
+PAUSE = 0.5
 HELD = 60.0  # a request the proxy holds past any test's end
 WAITS = 200  # tenths of a second to wait for the relay to let go
 
@@ -88,7 +91,7 @@ async def held_at_pause(
     client: AsyncClient, proxy: WhisperProxy, audio: bytes, rate: int
 ) -> None:
     """Say `audio` and a pause, no audio-stop; return once the request arrived."""
-    await say(client, [audio, silence(rate, 0.3)], rate, stop=False)
+    await say(client, [audio, silence(rate, PAUSE)], rate, stop=False)
     await proxy.request_arrived.wait()
 
 
@@ -167,7 +170,7 @@ async def test_speech_then_silence_takes_one_request(
     audio, rate = speak(QUESTION)
     async with (
         relay(real_whisper, at_pause=at_pause) as (proxy, port),
-        tcp_client(port) as client,
+        tcp_client(port, WHISPER_TIMEOUT) as client,
     ):
         await say(client, [audio, silence(rate, SEGMENTER_SILENCE)], rate)
         transcript = await answer(client)
@@ -186,15 +189,16 @@ async def test_speech_after_a_pause_is_transcribed_whole(
     pieces = [before, silence(rate, 0.6), after, silence(rate, SEGMENTER_SILENCE)]
     async with (
         relay(real_whisper) as (proxy, port),
-        tcp_client(port) as client,
+        tcp_client(port, WHISPER_TIMEOUT) as client,
     ):
         await say(client, pieces, rate, real_time=True)
         transcript = await answer(client)
         await let_go(proxy)
     assert isinstance(transcript, Transcript), transcript
     heard = words(transcript.text)
-    assert heard[-len(words(AFTER_PAUSE)) :] == words(AFTER_PAUSE), heard
-    assert "light" in heard
+    # Whisper base may run "in the" together; the words either side stand.
+    assert {"light", "kitchen", "please"} <= set(heard), heard
+    assert heard.index("light") < heard.index("kitchen"), heard
     # One request at each pause; the first was cancelled or thrown away.
     (line,) = answered_with(caplog)
     assert line == "at a pause (2 asked at pauses)"
@@ -211,7 +215,7 @@ async def test_audio_stop_while_a_slow_server_transcribes(
     audio, rate = speak(QUESTION)
     async with (
         relay(real_whisper, delay=1.0) as (proxy, port),
-        tcp_client(port) as client,
+        tcp_client(port, WHISPER_TIMEOUT) as client,
     ):
         await held_at_pause(client, proxy, audio, rate)
         await client.write_event(AudioStop().event())  # while the proxy holds it
@@ -227,7 +231,7 @@ async def test_a_server_that_dies_during_the_request_gives_the_usual_error(
     audio, rate = speak(QUESTION)
     async with (
         relay(real_whisper, delay=HELD) as (proxy, port),
-        tcp_client(port) as client,
+        tcp_client(port, WHISPER_TIMEOUT) as client,
     ):
         await held_at_pause(client, proxy, audio, rate)
         await proxy.stop()  # the server dies with the request; nothing listens
@@ -250,7 +254,7 @@ async def test_a_client_that_leaves_during_the_request_leaves_nothing_behind(
 ) -> None:
     audio, rate = speak(QUESTION)
     async with relay(real_whisper, delay=HELD) as (proxy, port):
-        async with tcp_client(port) as client:
+        async with tcp_client(port, WHISPER_TIMEOUT) as client:
             await held_at_pause(client, proxy, audio, rate)
             assert len(early_tasks()) == 1
         await let_go(proxy)  # the client left: the relay cancels its request
