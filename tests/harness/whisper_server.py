@@ -10,7 +10,9 @@ then answers as whisper-server does:
   with, "italian"), `duration`, `text`, `segments` (id, text, start, end,
   tokens, words, temperature, avg_logprob, no_speech_prob) and the language
   detection block (`detected_language`, `detected_language_probability`,
-  `language_probabilities` keyed by code);
+  `language_probabilities` keyed by code), left out when the request says
+  `no_language_probabilities` (whisper-server then skips a second
+  detection);
 - faults: a status with `{"error": "<message>"}`, as whisper-server sends;
 - `GET /health`: `{"status": "ok"}`; while the model loads (`loading`), every
   request gets 503 `{"status": "loading model"}`, as whisper-server's
@@ -43,6 +45,7 @@ KNOWN_PARTS = {
     "temperature",
     "temperature_inc",
     "prompt",
+    "no_language_probabilities",
 }
 
 
@@ -144,7 +147,10 @@ class WhisperServerStandIn:
             return _error(self.status, self.error)
         language = parts.get("language", "en")
         decoded = self.spoken_language if language == "auto" else language
-        return web.json_response(self._verbose_json(decoded, len(samples) / 16000))
+        answer = self._verbose_json(decoded, len(samples) / 16000)
+        if parts.get("no_language_probabilities") != "true":
+            answer |= self._detection()
+        return web.json_response(answer)
 
     def _violation(self, message: str) -> web.Response:
         self.violations.append(message)
@@ -180,6 +186,11 @@ class WhisperServerStandIn:
                     "no_speech_prob": 0.01,
                 }
             ],
+        }
+
+    def _detection(self) -> dict:
+        """The language detection block of a `verbose_json` answer."""
+        return {
             "detected_language": WHISPER_NAMES[self.spoken_language],
             "detected_language_probability": 0.97,
             "language_probabilities": {self.spoken_language: 0.97, "en": 0.02},

@@ -257,7 +257,9 @@ async def server_process(
     with log:
         process = await asyncio.create_subprocess_exec(*argv, stderr=log)
     try:
-        for _ in range(300):
+        # A minute: Kokoro loads its model and speaks its phrases first, which
+        # takes long on a busy small machine; a hang fails all the same.
+        for _ in range(1200):
             if process.returncode is not None:
                 raise AssertionError(f"server exited, see {stderr}")
             with contextlib.suppress(OSError):
