@@ -154,6 +154,20 @@ def test_pauses_are_heard_after_speech_only() -> None:
     assert not pauses.pausing
 
 
+def test_a_chunk_larger_than_a_microphone_sends_is_read_by_its_end() -> None:
+    audio, rate = speak(QUESTION, words_per_minute=140)
+    pauses = SpeechPauses()
+    pauses.feed(_to_16k(audio, rate))
+    # A minute at once is no live speech: taken for speech, not read whole.
+    pauses.feed(silence(16000, 60.0))
+    assert pauses.speech_end > len(silence(16000, 58.0))
+    assert pauses.pausing  # its last second was read: silence
+    pauses.feed(_to_16k(audio, rate) + silence(16000, 5.0))
+    assert pauses.pausing
+    pauses.feed(silence(16000, 0.1) + _to_16k(audio, rate))
+    assert not pauses.pausing
+
+
 @pytest.mark.parametrize(
     ("at_pause", "asked"),
     [(True, "at a pause (1 asked at pauses)"), (False, "at audio-stop (0 asked")],

@@ -27,6 +27,10 @@ SPEECH_PROBABILITY = 0.5
 # Shorter than the aggressive segmenter's 0.25 s, so that even then the
 # request has a head start; longer than most gaps between words.
 PAUSE_SECONDS = 0.2
+# A microphone sends a fraction of a second at a time; of a larger chunk
+# only its last second is read, so that one chunk costs the event loop at
+# most about 15 ms of microVAD.
+MAX_FRAMES_READ = 100
 TASK_NAME = "whisper early transcript"
 
 # What to send at a pause: the audio so far as a WAV, and the language to
@@ -48,6 +52,13 @@ class SpeechPauses:
     def feed(self, audio: bytes) -> None:
         """Read the audio that just arrived."""
         self._unread += audio
+        skipped = len(self._unread) // FRAME_BYTES - MAX_FRAMES_READ
+        if skipped > 0:
+            # Not read, so taken for speech: no pause is found inside it.
+            del self._unread[: skipped * FRAME_BYTES]
+            self._frames += skipped
+            self.speech_end = self._frames * FRAME_BYTES
+            self._silent_frames = 0
         while len(self._unread) >= FRAME_BYTES:
             frame = bytes(self._unread[:FRAME_BYTES])
             del self._unread[:FRAME_BYTES]
