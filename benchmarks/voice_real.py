@@ -24,13 +24,15 @@ command (default sensitivity, 0.7 s of silence, and aggressive, 0.25 s),
 and the time runs from the end of speech, the last voiced sample of the
 recording (found in the audio itself, tests/harness/satellite.py). It is
 measured with the relay transcribing at pauses (on, its default) and
-without (off), each in its own start of the services.
+without (off): both relays run at once and the questions alternate, so the
+machine's load falls on both alike.
 
 Then benchmarks/voice_options.py: whisper-server's options for short
 commands and SmolLM2's prompt speed, cold and from the prompt cache.
 """
 
 import asyncio
+from collections.abc import AsyncIterator
 import contextlib
 import dataclasses
 from dataclasses import dataclass
@@ -61,6 +63,7 @@ from custom_components.desktop_assistant.text import words
 from tests.harness.agent_entry import async_add_agent
 from tests.harness.benchmark import last_turn_timings
 from tests.harness.home_assistant import median_p95, running_home_assistant
+from tests.harness.ports import free_port
 from tests.harness.real_engines import (
     KOKORO_MODEL,
     KOKORO_VOICES,
@@ -75,6 +78,7 @@ from tests.harness.real_engines import (
     start_whisper_server,
 )
 from tests.harness.satellite import Run, Satellite, spoken_wav
+from tests.harness.wyoming import module_argv, server_process
 from wyoming_services.kokoro.handler import MIN_CLAUSE
 
 # Enough questions that no reply repeats within a run of 3 runs per row.
@@ -133,7 +137,7 @@ class Sample:
     at_pause: bool = False  # the relay answered with the transcript asked at a pause
 
 
-async def logged(log: Path, pattern: re.Pattern[str], question: int) -> str:
+async def logged(log: Path, question: int, pattern: re.Pattern[str]) -> str:
     """What `log` said for the `question`th question (the pattern's group).
 
     Each engine logs once per question, after it answered: a line may still
@@ -149,9 +153,9 @@ async def logged(log: Path, pattern: re.Pattern[str], question: int) -> str:
     raise SystemExit(f"{log} has no {pattern.pattern!r} for question {question}")
 
 
-async def reported(log: Path, pattern: re.Pattern[str], question: int) -> float:
+async def reported(log: Path, question: int, pattern: re.Pattern[str]) -> float:
     """The milliseconds `log` gave for the `question`th question, in seconds."""
-    return int(await logged(log, pattern, question)) / 1000
+    return int(await logged(log, question, pattern)) / 1000
 
 
 def text_times(run: Run) -> tuple[float, float, str]:
@@ -177,18 +181,28 @@ def text_times(run: Run) -> tuple[float, float, str]:
     return first_token, clause_at, written
 
 
+@dataclass
+class Relay:
+    """A relay the questions go through: its satellite, its log, what it heard."""
+
+    satellite: Satellite
+    log: Path
+    asked: int = 0  # questions so far: lines its log has
+
+
 async def measure(
-    satellite: Satellite,
+    relay: Relay,
     wav: bytes,
-    logs: Path,
-    question: int,
+    kokoro: tuple[Path, int],
     segmenter_silence: float | None = None,
 ) -> Sample:
-    """The `question`th question through the pipeline.
+    """The relay's next question through the pipeline; Kokoro's log and its count.
 
     With `segmenter_silence`, streamed as a satellite does, Home
     Assistant's segmenter ending the command; else sent at once.
     """
+    relay.asked += 1
+    satellite, question = relay.satellite, relay.asked
     run = await satellite.ask(wav, segmenter_silence=segmenter_silence)
     if "error" in run.types or run.first_audio_at is None:
         errors = run.of_type(PipelineEventType.ERROR)
@@ -203,14 +217,13 @@ async def measure(
         first_token=first_token - end,
         first_clause=first_clause - end,
         first_audio=run.first_audio_at - end,
-        whisper=await reported(logs / "whisper.log", RELAY_LINE, question),
+        whisper=await reported(relay.log, question, RELAY_LINE),
         timings=last_turn_timings(),
-        kokoro=await reported(logs / "kokoro.log", KOKORO_LINE, question),
+        kokoro=await reported(*kokoro, KOKORO_LINE),
         heard=run.one(PipelineEventType.STT_END)["stt_output"]["text"],
         answer=answer,
         streamed=any(delta.get("tts_start_streaming") for _, delta in run.deltas),
-        at_pause=await logged(logs / "whisper.log", ASKED_LINE, question)
-        == "at a pause",
+        at_pause=await logged(relay.log, question, ASKED_LINE) == "at a pause",
     )
 
 
@@ -236,21 +249,37 @@ async def add_smollm2_agent(hass: HomeAssistant, llama: RealLlamaServer) -> str:
 
 @dataclass
 class Asker:
-    """Asks the questions in turn, each once, through one start of the services."""
+    """Asks the questions in turn, each once, through the relays' satellites."""
 
-    satellite: Satellite
-    logs: Path
+    kokoro_log: Path
     wavs: list[tuple[str, bytes]]
-    asked: int = 0  # by this start of the services: its logs' line count
+    spoken: int = 0  # answers Kokoro spoke: lines its log has
 
-    async def ask(self, segmenter_silence: float | None = None) -> Sample:
+    async def ask(self, relay: Relay, segmenter_silence: float | None = None) -> Sample:
         """The next question; `segmenter_silence` as `measure` takes it."""
-        self.asked += 1
+        self.spoken += 1
         text, wav = self.wavs.pop(0)
         sample = await measure(
-            self.satellite, wav, self.logs, self.asked, segmenter_silence
+            relay, wav, (self.kokoro_log, self.spoken), segmenter_silence
         )
         return dataclasses.replace(sample, question=text)
+
+
+@contextlib.asynccontextmanager
+async def relay_without_pauses(folder: Path, whisper_url: str) -> AsyncIterator[int]:
+    """A second relay, transcribing at audio-stop only, as a process; its port."""
+    config = folder / "relay-off.toml"
+    await asyncio.to_thread(
+        config.write_text,
+        f'[whisper]\nurl = "{whisper_url}"\n{RELAY_OPTIONS["off"]}\n',
+    )
+    port = free_port()
+    argv = module_argv(
+        "wyoming_services.whisper",
+        *("--uri", f"tcp://127.0.0.1:{port}", "--config", str(config)),
+    )
+    async with server_process(argv, port, folder / "whisper-off.log"):
+        yield port
 
 
 async def run_questions(
@@ -258,8 +287,10 @@ async def run_questions(
 ) -> None:
     """Each way of asking, `runs` times, through Home Assistant and the services.
 
-    The services start once per relay option, with a warm-up question each.
-    Then SmolLM2's prompt, cold and cached, through the same agent.
+    Both relays run at once, one transcribing at pauses and one not, each
+    with a satellite of its own, and the questions alternate between them,
+    so that what else the machine does falls on both alike. Then SmolLM2's
+    prompt, cold and cached, through the same agent.
     """
     kokoro = real_kokoro_dir()
     if kokoro is None:
@@ -269,24 +300,38 @@ async def run_questions(
         f'voices = "{kokoro / KOKORO_VOICES}"\n{REAL_KOKORO_VOICES}'
     )
     count = len(RELAY_OPTIONS) * (1 + runs * len(SEGMENTER)) + runs
-    wavs = [(q, spoken_wav(q)) for q in islice(cycle(QUESTIONS), count)]
-    today: list[Sample] = []
+    asker = Asker(
+        folder / "kokoro.log",
+        [(q, spoken_wav(q)) for q in islice(cycle(QUESTIONS), count)],
+    )
     spoken: dict[tuple[str, str], list[Sample]] = {}
-    async with running_home_assistant() as hass, aiohttp.ClientSession() as session:
+    services = wyoming_services(folder, whisper_url, kokoro_config, RELAY_OPTIONS["on"])
+    async with (
+        running_home_assistant() as hass,
+        aiohttp.ClientSession() as session,
+        services as (stt_on, tts, _),
+        relay_without_pauses(folder, whisper_url) as stt_off,
+    ):
         agent_id = await add_smollm2_agent(hass, llama)
+        relays = {
+            "on": Relay(
+                await assemble(hass, agent_id, session, stt_on, tts),
+                folder / "whisper.log",
+            ),
+            "off": Relay(
+                await assemble(hass, agent_id, session, stt_off, tts),
+                folder / "whisper-off.log",
+            ),
+        }
+        for relay in relays.values():
+            await asker.ask(relay)  # warm-up
         before = uptime()
-        for relay, option in RELAY_OPTIONS.items():
-            services = wyoming_services(folder, whisper_url, kokoro_config, option)
-            async with services as (stt, tts, _):
-                satellite = await assemble(hass, agent_id, session, stt, tts)
-                asker = Asker(satellite, folder, wavs)
-                await asker.ask()  # warm-up
-                if not today:
-                    today = [await asker.ask() for _ in range(runs)]
-                for name, silence in SEGMENTER.items():
-                    spoken[name, relay] = [
-                        await asker.ask(silence) for _ in range(runs)
-                    ]
+        today = [await asker.ask(relays["on"]) for _ in range(runs)]
+        for _ in range(runs):
+            for name, silence in SEGMENTER.items():
+                for option, relay in relays.items():
+                    sample = await asker.ask(relay, silence)
+                    spoken.setdefault((name, option), []).append(sample)
         loads = (before, uptime())
         print_table(today, loads)
         print_household_table(spoken, loads)
