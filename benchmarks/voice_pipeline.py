@@ -36,10 +36,13 @@ after the warm-up Home Assistant's TTS cache answers it, so its last step
 measures the cache, not Kokoro.
 
 With `--real`, every engine is real instead (benchmarks/voice_real.py):
-scripts/develop's household, with each stage's share, then the engines'
+scripts/develop's household, with each stage's share, then from the end of
+speech as a satellite streams it (Home Assistant's segmenter, default and
+aggressive; the relay transcribing at pauses and not), then the engines'
 options (benchmarks/voice_options.py); 3 runs unless --runs says otherwise.
 
-Run: scripts/bench voice_pipeline [--runs 50] [--skip-real] | --real [--runs 3]
+Run: scripts/bench voice_pipeline [--runs 50] [--skip-real]
+     | --real [--runs 3] [--audio-ctx 512]
 """
 
 import asyncio
@@ -158,12 +161,16 @@ async def kokoro_configs(folder: Path, skip_real: bool) -> dict[str, str]:
 
 @contextlib.asynccontextmanager
 async def wyoming_services(
-    folder: Path, whisper_url: str, kokoro: str
+    folder: Path, whisper_url: str, kokoro: str, whisper_options: str = ""
 ) -> AsyncIterator[tuple[int, int, Path]]:
-    """Both services as processes; yield their ports and the config file."""
+    """Both services as processes; yield their ports and the config file.
+
+    `whisper_options`: more lines of the relay's `[whisper]` table.
+    """
     config = folder / "services.toml"
     await asyncio.to_thread(
-        config.write_text, f'{kokoro}\n[whisper]\nurl = "{whisper_url}"\n'
+        config.write_text,
+        f'{kokoro}\n[whisper]\nurl = "{whisper_url}"\n{whisper_options}\n',
     )
     whisper_port, kokoro_port = free_port(), free_port()
     async with (
@@ -405,12 +412,18 @@ if __name__ == "__main__":
         action="store_true",
         help=f"every engine real: scripts/setup's household ({REAL_RUNS} runs)",
     )
+    parser.add_argument(
+        "--audio-ctx",
+        type=int,
+        default=512,
+        help="with --real: whisper-server's -ac (default 512, as develop; 0: full)",
+    )
     args = parser.parse_args()
     if args.real:
         # Imported here: voice_real imports this module.
         from benchmarks import voice_real
 
-        asyncio.run(voice_real.main(args.runs or REAL_RUNS))
+        asyncio.run(voice_real.main(args.runs or REAL_RUNS, args.audio_ctx))
     else:
         asyncio.run(
             main(

@@ -13,6 +13,7 @@ wake_from = []                  # who may wake it: Home Assistant's address (or 
 max_connections = 32            # at once; more are refused (16 satellites asking)
 max_audio_mb = 32               # audio held across every connection (~1000 s)
 idle_timeout = 60               # seconds a connection may send nothing
+transcribe_at_pause = true      # during the silence before audio-stop
 
 [kokoro]
 model = "kokoro-v1.0.onnx"      # relative paths: from the config file's folder
@@ -74,6 +75,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_connections": DEFAULT_MAX_CONNECTIONS,
         "max_audio_mb": float(DEFAULT_MAX_AUDIO_MB),
         "idle_timeout": DEFAULT_IDLE_SECONDS,
+        "transcribe_at_pause": True,
     },
     "kokoro": {
         "model": "kokoro-v1.0.onnx",
@@ -113,6 +115,8 @@ class WhisperSettings:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_audio_bytes: int = DEFAULT_MAX_AUDIO_MB * MIB
     idle_timeout: float = DEFAULT_IDLE_SECONDS
+    # Ask whisper-server at a pause in the speech, before audio-stop.
+    transcribe_at_pause: bool = True
 
 
 @dataclass(frozen=True)
@@ -211,7 +215,8 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
             except OverflowError:  # an integer of hundreds of digits
                 raise ConfigError(f"{source}: {section}.{key} is too large") from None
         elif (
-            (expected is int and is_number and isinstance(value, int))
+            (expected is bool and isinstance(value, bool))
+            or (expected is int and is_number and isinstance(value, int))
             or (isinstance(value, str) and expected is str)
             or (
                 expected is list
@@ -222,6 +227,7 @@ def _merge(source: str, section: str, values: Any) -> dict[str, Any]:
             merged[key] = value
         else:
             kind = {
+                bool: "true or false",
                 float: "a number",
                 int: "a whole number",
                 list: "a list of strings",
@@ -279,6 +285,7 @@ def _whisper_settings(source: str, values: dict[str, Any]) -> WhisperSettings:
         max_connections=values["max_connections"],
         max_audio_bytes=int(values["max_audio_mb"] * MIB),
         idle_timeout=values["idle_timeout"],
+        transcribe_at_pause=values["transcribe_at_pause"],
     )
 
 

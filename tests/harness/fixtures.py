@@ -38,12 +38,15 @@ from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve
 from tests.harness.ports import free_port
 from tests.harness.real_engines import (
     MISSING_SMOLLM2,
+    SHORT_CLIPS,
     SMOLLM2_MODEL,
     LlamaServerOnDemand,
     RealLlamaServer,
+    RealWhisperServer,
     cached_model,
     llama_server_binary,
     start_llama_server,
+    start_whisper_server,
 )
 from tests.harness.tool_files import write_tool_files
 from tests.harness.whisper_server import WhisperServerStandIn, serve as serve_whisper
@@ -245,6 +248,17 @@ def smollm2_server(
     model = cached_model(SMOLLM2_MODEL, MISSING_SMOLLM2)
     with start_llama_server(
         tmp_path_factory.mktemp("smollm2"), "--ctx-size", "4096", model=model
+    ) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def real_whisper(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RealWhisperServer]:
+    """whisper-server on Whisper base for the module, for short clips."""
+    with start_whisper_server(
+        tmp_path_factory.mktemp("whisper"), *SHORT_CLIPS
     ) as server:
         yield server
 

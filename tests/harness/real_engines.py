@@ -44,6 +44,10 @@ MISSING_ESPEAK = "espeak-ng is not installed: run `scripts/setup`"
 # machine and minutes on a busy 2-core one: its limit catches a hang, not a
 # slow CPU (the suite's own 120 s would).
 REAL_MODEL_TIMEOUT = pytest.mark.timeout(600)
+# whisper-server's shorter audio context, for clips under about 10 s, as
+# scripts/develop runs it: 2-3 times faster on short commands, which come
+# back word for word.
+SHORT_CLIPS = ("--audio-ctx", "512")
 # What scripts/setup converts and extracts into $MODEL_CACHE.
 WHISPER_MODEL = "whisper/ggml-base.bin"
 SMOLLM2_MODEL = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"

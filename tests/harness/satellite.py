@@ -6,6 +6,12 @@ text-to-speech) with `async_pipeline_from_audio_stream`, and fetches the
 reply from the pipeline's TTS URL over HTTP as soon as the pipeline says
 the reply is streamed (`tts_start_streaming`), else at `tts-end`. Every
 pipeline event and the reply's first audio byte are timed on one clock.
+
+By default the recording is the whole command, sent at once, and speech
+ends with it. Given the segmenter's silence, the satellite streams as a
+microphone does, in real time, the speech and then silence until Home
+Assistant's own voice command segmenter ends the command; speech then ends
+at the last voiced sample, found in the audio itself.
 """
 
 import asyncio
@@ -34,6 +40,11 @@ WAV_HEADER = 44
 # What a satellite streams: 16 kHz mono 16-bit PCM, in 1024-sample pieces.
 RATE = 16000
 CHUNK_BYTES = 1024 * 2
+# Louder than this is voiced: -40 dBFS, far above digital silence and
+# below any syllable espeak-ng or a person speaks.
+VOICED_LEVEL = round(32768 * 10 ** (-40 / 20))
+# Silence streamed after the speech at most, should the segmenter not end.
+MAX_SILENCE_SECONDS = 5.0
 
 type Fetch = Callable[[str], contextlib.AbstractAsyncContextManager[ClientResponse]]
 
@@ -76,7 +87,9 @@ class Run:
 
     events: list[PipelineEvent] = field(default_factory=list)
     event_times: list[float] = field(default_factory=list)
-    speech_ended_at: float = 0.0
+    speech_ended_at: float = 0.0  # the last voiced sample, or the recording's end
+    audio_ended_at: float = 0.0  # the last audio the pipeline took
+    streamed_seconds: float = 0.0  # of audio, silence included
     audio: bytearray = field(default_factory=bytearray)
     audio_status: int | None = None
     audio_type: str | None = None
@@ -126,8 +139,18 @@ class Satellite:
     # The satellite's device in HA's device registry, as ESPHome passes it.
     device_id: str | None = None
 
-    async def ask(self, wav: bytes, conversation_id: str | None = None) -> Run:
-        """Say the utterance in `wav`; return the run once its reply is fetched."""
+    async def ask(
+        self,
+        wav: bytes,
+        conversation_id: str | None = None,
+        *,
+        segmenter_silence: float | None = None,
+    ) -> Run:
+        """Say the utterance in `wav`; return the run once its reply is fetched.
+
+        With `segmenter_silence` (seconds), stream it in real time followed
+        by silence, and let Home Assistant's segmenter end the command.
+        """
         run = Run()
         pcm = pcm_of_wav(wav)
         reply_url: str | None = None
@@ -152,14 +175,22 @@ class Satellite:
             context=Context(),
             event_callback=on_event,
             stt_metadata=STT_METADATA,
-            stt_stream=self._microphone(pcm, run),
+            stt_stream=(
+                self._microphone(pcm, run)
+                if segmenter_silence is None
+                else _live_microphone(pcm, run)
+            ),
             pipeline_id=self.pipeline_id,
             conversation_id=conversation_id,
             device_id=self.device_id,
             # The satellite plays WAV as the TTS engine makes it: no conversion.
             tts_audio_output={"preferred_format": "wav"},
-            # End of speech is the end of the recording, not a VAD guess.
-            audio_settings=AudioSettings(is_vad_enabled=False),
+            # Without a segmenter, speech ends with the recording.
+            audio_settings=(
+                AudioSettings(is_vad_enabled=False)
+                if segmenter_silence is None
+                else AudioSettings(silence_seconds=segmenter_silence)
+            ),
         )
         if download is not None:
             await download
@@ -168,7 +199,7 @@ class Satellite:
     async def _microphone(self, pcm: bytes, run: Run) -> AsyncIterator[bytes]:
         for offset in range(0, len(pcm), CHUNK_BYTES):
             yield pcm[offset : offset + CHUNK_BYTES]
-        run.speech_ended_at = time.perf_counter()
+        run.speech_ended_at = run.audio_ended_at = time.perf_counter()
 
     async def _download(self, url: str, run: Run) -> None:
         async with self.fetch(url) as response:
@@ -180,6 +211,27 @@ class Satellite:
                     run.first_audio_at = time.perf_counter()
                     if self.on_first_audio is not None:
                         await self.on_first_audio()
+
+
+async def _live_microphone(pcm: bytes, run: Run) -> AsyncIterator[bytes]:
+    """The speech, then silence, each chunk once a microphone would have it."""
+    audio = pcm + bytes(2 * round(RATE * MAX_SILENCE_SECONDS))
+    started = time.perf_counter()
+    run.speech_ended_at = started + (last_voiced_sample(pcm) + 1) / RATE
+    for offset in range(0, len(audio), CHUNK_BYTES):
+        chunk = audio[offset : offset + CHUNK_BYTES]
+        captured = started + (offset + len(chunk)) / 2 / RATE
+        await asyncio.sleep(max(0.0, captured - time.perf_counter()))
+        run.audio_ended_at = time.perf_counter()
+        run.streamed_seconds = (offset + len(chunk)) / 2 / RATE
+        yield chunk
+
+
+def last_voiced_sample(pcm: bytes) -> int:
+    """The index of the last 16-bit sample louder than -40 dBFS; -1 if none is."""
+    levels = np.abs(np.frombuffer(pcm, dtype="<i2").astype(np.int32))
+    voiced = np.flatnonzero(levels > VOICED_LEVEL)
+    return int(voiced[-1]) if len(voiced) else -1
 
 
 def reply_samples(audio: bytes | bytearray) -> tuple[tuple[int, int, int], np.ndarray]:

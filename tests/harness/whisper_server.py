@@ -10,7 +10,9 @@ then answers as whisper-server does:
   with, "italian"), `duration`, `text`, `segments` (id, text, start, end,
   tokens, words, temperature, avg_logprob, no_speech_prob) and the language
   detection block (`detected_language`, `detected_language_probability`,
-  `language_probabilities` keyed by code);
+  `language_probabilities` keyed by code), left out when the request says
+  `no_language_probabilities` (whisper-server then skips a second
+  detection);
 - faults: a status with `{"error": "<message>"}`, as whisper-server sends;
 - `GET /health`: `{"status": "ok"}`; while the model loads (`loading`), every
   request gets 503 `{"status": "loading model"}`, as whisper-server's
@@ -29,6 +31,7 @@ from collections.abc import AsyncIterator
 import contextlib
 from dataclasses import dataclass, field
 import io
+from typing import Any
 import wave
 
 from aiohttp import BodyPartReader, web
@@ -42,6 +45,7 @@ KNOWN_PARTS = {
     "temperature",
     "temperature_inc",
     "prompt",
+    "no_language_probabilities",
 }
 
 
@@ -80,12 +84,7 @@ class WhisperServerStandIn:
         app.router.add_post("/inference", self._inference)
         app.router.add_get("/health", self._health)
         app.middlewares.append(self._while_loading)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", port)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        self._runner, self.url = await serve_app(app, port)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -148,7 +147,10 @@ class WhisperServerStandIn:
             return _error(self.status, self.error)
         language = parts.get("language", "en")
         decoded = self.spoken_language if language == "auto" else language
-        return web.json_response(self._verbose_json(decoded, len(samples) / 16000))
+        answer = self._verbose_json(decoded, len(samples) / 16000)
+        if parts.get("no_language_probabilities") != "true":
+            answer |= self._detection()
+        return web.json_response(answer)
 
     def _violation(self, message: str) -> web.Response:
         self.violations.append(message)
@@ -184,10 +186,29 @@ class WhisperServerStandIn:
                     "no_speech_prob": 0.01,
                 }
             ],
+        }
+
+    def _detection(self) -> dict:
+        """The language detection block of a `verbose_json` answer."""
+        return {
             "detected_language": WHISPER_NAMES[self.spoken_language],
             "detected_language_probability": 0.97,
             "language_probabilities": {self.spoken_language: 0.97, "en": 0.02},
         }
+
+
+async def serve_app(
+    app: web.Application, port: int = 0, **options: Any
+) -> tuple[web.AppRunner, str]:
+    """Serve `app` on loopback `port` (a free one when 0): its runner and URL.
+
+    `options` go to the runner.
+    """
+    runner = web.AppRunner(app, access_log=None, **options)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    host, port = runner.addresses[0][:2]
+    return runner, f"http://{host}:{port}"
 
 
 def _read_wav(data: bytes) -> np.ndarray | None:

@@ -96,9 +96,9 @@ def pcm_of(events: Sequence[Event]) -> np.ndarray:
     return np.frombuffer(audio, dtype="<i2")
 
 
-def tcp_client(port: int) -> AsyncTcpClient:
+def tcp_client(port: int, read_timeout: float = READ_TIMEOUT) -> AsyncTcpClient:
     """A Wyoming client that gives up on a silent server."""
-    return AsyncTcpClient("127.0.0.1", port, read_timeout=READ_TIMEOUT)
+    return AsyncTcpClient("127.0.0.1", port, read_timeout=read_timeout)
 
 
 @contextlib.asynccontextmanager
@@ -120,12 +120,16 @@ async def whisper_wyoming(
     language: str = "",
     whisper_timeout: float = 5.0,
     limits: ClientLimits | None = None,
+    transcribe_at_pause: bool = True,
 ) -> AsyncIterator[int]:
     """The server as `python -m wyoming_services.whisper` builds it, on a free port."""
-    async with whisper_failover([url], language, whisper_timeout, limits=limits) as (
-        port,
-        _,
-    ):
+    async with whisper_failover(
+        [url],
+        language,
+        whisper_timeout,
+        limits=limits,
+        transcribe_at_pause=transcribe_at_pause,
+    ) as (port, _):
         yield port
 
 
@@ -140,6 +144,7 @@ async def whisper_failover(
     waker: Waker | None = None,
     wake_from: Sequence[str] = (),
     limits: ClientLimits | None = None,
+    transcribe_at_pause: bool = True,
 ) -> AsyncIterator[tuple[int, WhisperServers]]:
     """The server over several whisper-servers, started (checked once) as the
     program starts it, its connections bounded together by `limits` (the
@@ -162,6 +167,7 @@ async def whisper_failover(
             servers=servers,
             language_setting=setting,
             limits=limits or ClientLimits(),
+            transcribe_at_pause=transcribe_at_pause,
         )
         try:
             async with tcp_server(factory) as port:
@@ -255,7 +261,9 @@ async def server_process(
     with log:
         process = await asyncio.create_subprocess_exec(*argv, stderr=log)
     try:
-        for _ in range(300):
+        # A minute: Kokoro loads its model and speaks its phrases first, which
+        # takes long on a busy small machine; a hang fails all the same.
+        for _ in range(1200):
             if process.returncode is not None:
                 raise AssertionError(f"server exited, see {stderr}")
             with contextlib.suppress(OSError):

@@ -7,7 +7,7 @@ Kokoro service speaks the answer with the real int8 model. Without the
 engines these tests skip and the test run says so at its end.
 """
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,6 @@ import pytest
 from custom_components.desktop_assistant.text import words
 from tests.harness.real_engines import (
     RealWhisperServer,
-    start_whisper_server,
     write_real_kokoro_config,
 )
 from tests.harness.satellite import (
@@ -41,17 +40,6 @@ from wyoming_services.kokoro.__main__ import build_service
 QUESTION = "What is the capital of France?"
 # Far above what these engines take for one short question on 2 busy cores.
 WHISPER_TIMEOUT = 60.0
-
-
-@pytest.fixture(scope="module")
-def real_whisper(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RealWhisperServer]:
-    """One whisper-server on Whisper base for the module (short clips)."""
-    with start_whisper_server(
-        tmp_path_factory.mktemp("whisper"), "--audio-ctx", "512"
-    ) as server:
-        yield server
 
 
 @pytest.fixture

@@ -73,6 +73,10 @@ def test_keys_are_merged_one_by_one(tmp_path: Path) -> None:
     assert config.whisper == WhisperSettings(
         urls=("http://127.0.0.1:8182",), language="auto", timeout=5.0
     )
+    assert config.whisper.transcribe_at_pause  # on unless turned off
+    assert not load_config(
+        config_file(tmp_path, "[whisper]\ntranscribe_at_pause = false\n")
+    ).whisper.transcribe_at_pause
     # Relative paths are read from the config file's folder.
     assert config.kokoro == KokoroSettings(
         model=tmp_path / "models" / "kokoro.onnx",
@@ -102,7 +106,7 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ("card = 1\n", "unknown key 'card' (known: kokoro, voice, whisper)"),
         (
             '[whisper]\nlnguage = "it"\n',
-            "unknown key 'whisper.lnguage' (known: connect_timeout, idle_timeout, language, max_audio_mb, max_connections, timeout, url, urls, wake_address, wake_from, wake_mac, wake_port)",
+            "unknown key 'whisper.lnguage' (known: connect_timeout, idle_timeout, language, max_audio_mb, max_connections, timeout, transcribe_at_pause, url, urls, wake_address, wake_from, wake_mac, wake_port)",
         ),
         (
             "[kokoro]\nsped = 1.2\n",
@@ -133,6 +137,8 @@ def test_voice_blends_are_normalised_in_file_order(tmp_path: Path) -> None:
         ('[whisper]\nwake_mac = "$(reboot)"\n', "whisper.wake_mac must be a MAC"),
         ('[whisper]\nwake_address = "desktop"\n', "wake_address must be an IPv4"),
         ("[whisper]\nwake_port = 70000\n", "wake_port must be between 1 and 65535"),
+        ('[whisper]\ntranscribe_at_pause = "no"\n', "must be true or false"),
+        ("[whisper]\ntranscribe_at_pause = 0\n", "must be true or false"),
         ("[whisper]\ntimeout = -1\n", "whisper.timeout must be more than 0 seconds"),
         ("[whisper]\nmax_connections = 0\n", "whisper.max_connections must be at"),
         ("[whisper]\nmax_audio_mb = 0\n", "whisper.max_audio_mb must be more than 0"),

@@ -5,7 +5,6 @@ without them these tests skip and the test run says so at its end. The
 questions are spoken by espeak-ng.
 """
 
-from collections.abc import Iterator
 import logging
 from pathlib import Path
 
@@ -13,7 +12,12 @@ import pytest
 from wyoming.asr import Transcript
 
 from custom_components.desktop_assistant.text import words
-from tests.harness.real_engines import RealWhisperServer, speak, start_whisper_server
+from tests.harness.real_engines import (
+    SHORT_CLIPS,
+    RealWhisperServer,
+    speak,
+    start_whisper_server,
+)
 from tests.harness.wyoming import (
     read_until,
     send_utterance,
@@ -25,20 +29,6 @@ from tests.harness.wyoming import (
 QUESTION = "What is the weather like in Rome tomorrow?"
 # Far above what base takes for a short question on a busy 2-core machine.
 WHISPER_TIMEOUT = 60.0
-# A shorter audio context, for clips under about 10 s: whisper-server is 2-3
-# times faster on these questions, and they come back word for word.
-SHORT_CLIPS = ("--audio-ctx", "512")
-
-
-@pytest.fixture(scope="module")
-def real_whisper(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[RealWhisperServer]:
-    """One whisper-server on Whisper base for the module."""
-    with start_whisper_server(
-        tmp_path_factory.mktemp("whisper"), *SHORT_CLIPS
-    ) as server:
-        yield server
 
 
 async def transcribe(port: int, audio: bytes, rate: int, language: str) -> Transcript:

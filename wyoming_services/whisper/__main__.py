@@ -81,9 +81,11 @@ async def _main(start: StartUp) -> None:
             wake_from=settings.wake_from,
         )
         _LOGGER.info(
-            "forwarding to whisper-server at %s (in this order), language: %s",
+            "forwarding to whisper-server at %s (in this order), language: %s, "
+            "transcribing at pauses: %s",
             servers.shown,
             language or "as the client asks",
+            "on" if settings.transcribe_at_pause else "off",
         )
         await servers.start()
         limits = ClientLimits(
@@ -98,6 +100,7 @@ async def _main(start: StartUp) -> None:
             servers=servers,
             language_setting=language,
             limits=limits,
+            transcribe_at_pause=settings.transcribe_at_pause,
         )
         try:
             await serve(start.uri, handler, start.advert)

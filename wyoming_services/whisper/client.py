@@ -15,6 +15,10 @@ from .languages import iso_code
 BLANK_AUDIO_RE = re.compile(r"\[BLANK_AUDIO\]", re.IGNORECASE)
 SPACES_RE = re.compile(r"\s+")
 TEMPERATURE = "0.0"  # greedy decoding: the same audio gives the same text
+# verbose_json carries the language whisper decoded with; its table of every
+# language's probability costs a second language detection, which took
+# whisper-server as long again as the transcription of a short command.
+NO_LANGUAGE_PROBABILITIES = "true"
 # A transcript of 300 s of speech is a few kilobytes; more is not an answer.
 MAX_ANSWER_BYTES = 1 << 20
 
@@ -97,6 +101,7 @@ class WhisperClient:
         form.add_field("language", language)
         form.add_field("response_format", "verbose_json")
         form.add_field("temperature", TEMPERATURE)
+        form.add_field("no_language_probabilities", NO_LANGUAGE_PROBABILITIES)
         started = time.monotonic()
         try:
             async with self._session.post(

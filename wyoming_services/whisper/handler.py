@@ -16,6 +16,7 @@ from wyoming.info import Describe, Info
 from ..limits import ClientLimits
 from ..service import BadEventError, GuardedEventHandler
 from .client import WhisperServerError
+from .early import EarlyTranscript
 from .languages import AUTO, whisper_code
 from .servers import WhisperServers
 
@@ -52,6 +53,7 @@ class WhisperEventHandler(GuardedEventHandler):
         servers: WhisperServers,
         language_setting: str,
         limits: ClientLimits | None = None,
+        transcribe_at_pause: bool = True,
     ) -> None:
         super().__init__(reader, writer, limits)
         self._info = info
@@ -63,6 +65,7 @@ class WhisperEventHandler(GuardedEventHandler):
         self._to_width = AudioChunkConverter(width=WIDTH)
         self._problem: UtteranceError | None = None
         self._receiving = False
+        self._early = EarlyTranscript(servers, transcribe_at_pause, self.peer)
 
     async def handle_event(self, event: Event) -> bool:
         """Answer Describe; collect audio; transcribe at AudioStop."""
@@ -93,6 +96,7 @@ class WhisperEventHandler(GuardedEventHandler):
         self._converter = AudioChunkConverter(rate=RATE, width=WIDTH, channels=CHANNELS)
         self._problem = None
         self._receiving = True
+        self._early.start()
 
     def _check_format(self, audio_format: tuple[int, int, int]) -> None:
         """Refuse a format no microphone sends, before converting any of it."""
@@ -133,6 +137,14 @@ class WhisperEventHandler(GuardedEventHandler):
             )
             return
         self._audio += converted.audio
+        self._early.heard(converted.audio, len(self._audio), self._early_request)
+
+    def _early_request(self) -> tuple[bytes, str] | None:
+        """What to ask for at a pause: the audio so far, in the language to use."""
+        try:
+            return _wav(bytes(self._audio)), self._language_for_whisper()
+        except UtteranceError:
+            return None  # refused at audio-stop
 
     def _downmix(self, chunk: AudioChunk) -> AudioChunk:
         """Average the channels into one.
@@ -158,8 +170,14 @@ class WhisperEventHandler(GuardedEventHandler):
             if not audio:
                 raise UtteranceError("no audio arrived before audio-stop", "no-audio")
             language = self._language_for_whisper()
-            result = await self._servers.transcribe(_wav(audio), language, self.peer)
+            result = await self._early.result(len(audio), language)
+            asked = "at a pause" if result is not None else "at audio-stop"
+            if result is None:
+                result = await self._servers.transcribe(
+                    _wav(audio), language, self.peer
+                )
         except UtteranceError as err:
+            await self._early.close()
             _LOGGER.warning("utterance refused: %s", err)
             await self.write_event(Error(text=str(err), code=err.code).event())
             return
@@ -172,7 +190,8 @@ class WhisperEventHandler(GuardedEventHandler):
         await self.write_event(Transcript(text=result.text, language=spoken).event())
         _LOGGER.info(
             "transcribed %.2f s of audio in %.0f ms (whisper-server at %s %.0f ms): "
-            "language %s (asked %s), %d characters",
+            "language %s (asked %s), %d characters; answered with the transcript "
+            "asked %s (%d asked at pauses)",
             len(audio) / (RATE * WIDTH),
             (time.monotonic() - started) * 1000,
             result.url,
@@ -180,8 +199,14 @@ class WhisperEventHandler(GuardedEventHandler):
             spoken or "unknown",
             language,
             len(result.text),
+            asked,
+            self._early.requests,
         )
         _LOGGER.debug("transcript: %s", result.text)
+
+    async def disconnect(self) -> None:
+        """The client left: no request made at a pause outlives its connection."""
+        await self._early.close()
 
     def _language_for_whisper(self) -> str:
         """The configured language wins; otherwise the client's; else detect."""
