@@ -7,10 +7,11 @@ from typing import Any
 from homeassistant.components import conversation
 from homeassistant.const import CONF_URL
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import chat_session, entity_registry as er, llm
+from homeassistant.helpers import entity_registry as er, llm
 import probatio as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.desktop_assistant.chat_session import async_get_chat_session
 from custom_components.desktop_assistant.const import DOMAIN
 from tests.harness.llama_server import MODEL_ID
 
@@ -122,9 +123,10 @@ async def async_ask(
     language: str = "en",
 ) -> conversation.ConversationResult:
     """Ask as the Assist pipeline does, in `language`; `listener` sees each delta."""
+    context = Context()
     user_input = conversation.ConversationInput(
         text=text,
-        context=Context(),
+        context=context,
         conversation_id=conversation_id,
         device_id=None,
         satellite_id=None,
@@ -132,11 +134,11 @@ async def async_ask(
         agent_id=agent_id,
     )
     with (
-        chat_session.async_get_chat_session(hass, conversation_id) as session,
+        async_get_chat_session(hass, conversation_id, context) as session,
         conversation.async_get_chat_log(
             hass, session, user_input, chat_log_delta_listener=listener
         ),
     ):
         return await conversation.async_converse(
-            hass, text, session.conversation_id, Context(), language, agent_id
+            hass, text, session.conversation_id, context, language, agent_id
         )

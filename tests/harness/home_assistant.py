@@ -12,10 +12,11 @@ from typing import Any
 from homeassistant import loader
 from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import chat_session, intent
+from homeassistant.helpers import intent
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_test_home_assistant
 
+from custom_components.desktop_assistant.chat_session import async_get_chat_session
 from tests.harness.ports import free_port
 
 
@@ -116,23 +117,24 @@ async def _ask(
         if first_delta is None and delta.get("content"):
             first_delta = time.perf_counter() - started
 
+    context = Context()
     user_input = conversation.ConversationInput(
         text=text,
-        context=Context(),
+        context=context,
         conversation_id=conversation_id,
         device_id=None,
         satellite_id=None,
         language=language,
         agent_id=agent_id,
     )
-    with chat_session.async_get_chat_session(hass, conversation_id) as session:
+    with async_get_chat_session(hass, conversation_id, context) as session:
         try:
             with conversation.async_get_chat_log(
                 hass, session, user_input, chat_log_delta_listener=listener
             ) as chat_log:
                 asked_at = len(chat_log.content)
                 result = await conversation.async_converse(
-                    hass, text, session.conversation_id, Context(), language, agent_id
+                    hass, text, session.conversation_id, context, language, agent_id
                 )
                 content = chat_log.content[asked_at:]
         except Exception as err:
