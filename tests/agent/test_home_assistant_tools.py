@@ -251,9 +251,23 @@ async def test_media_player_paused_and_light_turned_on(
     ]
 
 
+async def merged_tool_name(hass: HomeAssistant, api_ids: list[str], name: str) -> str:
+    """The name Home Assistant gives the tool `name` among the APIs' tools."""
+    context = llm.LLMContext(
+        platform="test",
+        context=Context(),
+        language="en",
+        assistant=conversation.DOMAIN,
+        device_id=None,
+    )
+    api = await llm.async_get_api(hass, api_ids, context)
+    (merged,) = [tool.name for tool in api.tools if tool.name.endswith(name)]
+    return merged
+
+
 @pytest.fixture
 async def mcp_url(socket_enabled: None) -> AsyncIterator[str]:
-    """A FastMCP server in a process of its own, on a loopback port."""
+    """An MCP server in a process of its own, on a loopback port."""
     port = free_port()
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.harness.mcp_server", str(port), cwd=REPO
@@ -289,8 +303,9 @@ async def test_mcp_server_tool_through_the_agent(
         DEFAULT_AGENT_OPTIONS
         | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [llm.LLM_API_ASSIST, api_id]},
     )
-    # With two APIs, Home Assistant prefixes each tool with its API's name.
-    tool = f"tides__{TOOL}"
+    # Home Assistant names the tools of two APIs: 2026.10 prefixes each with
+    # its API's name, 2026.11 only those whose names collide.
+    tool = await merged_tool_name(hass, [llm.LLM_API_ASSIST, api_id], TOOL)
 
     llama_server.script = [
         tool_call_reply((tool, '{"place": "Genoa"}')),
