@@ -33,7 +33,7 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS
 from tests.harness.agent import speech
-from tests.harness.agent_entry import async_add_agent
+from tests.harness.agent_entry import async_add_agent, merged_tool_name
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -249,20 +249,6 @@ async def test_media_player_paused_and_light_turned_on(
         "action_done",
         "action_done",
     ]
-
-
-async def merged_tool_name(hass: HomeAssistant, api_ids: list[str], name: str) -> str:
-    """The name Home Assistant gives the tool `name` among the APIs' tools."""
-    context = llm.LLMContext(
-        platform="test",
-        context=Context(),
-        language="en",
-        assistant=conversation.DOMAIN,
-        device_id=None,
-    )
-    api = await llm.async_get_api(hass, api_ids, context)
-    (merged,) = [tool.name for tool in api.tools if tool.name.endswith(name)]
-    return merged
 
 
 @pytest.fixture

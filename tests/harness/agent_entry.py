@@ -142,3 +142,21 @@ async def async_ask(
         return await conversation.async_converse(
             hass, text, session.conversation_id, context, language, agent_id
         )
+
+
+async def merged_tool_name(hass: HomeAssistant, api_ids: list[str], name: str) -> str:
+    """The name Home Assistant gives the tool whose name ends in `name` among the APIs'.
+
+    2026.10 prefixes each tool of several APIs with its API's name, 2026.11
+    only the names that two APIs offer.
+    """
+    context = llm.LLMContext(
+        platform="test",
+        context=Context(),
+        language="en",
+        assistant=conversation.DOMAIN,
+        device_id=None,
+    )
+    api = await llm.async_get_api(hass, api_ids, context)
+    (merged,) = [tool.name for tool in api.tools if tool.name.endswith(name)]
+    return merged

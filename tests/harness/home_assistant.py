@@ -12,7 +12,7 @@ from typing import Any
 from homeassistant import loader
 from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import intent
+from homeassistant.helpers import frame, intent
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_test_home_assistant
 
@@ -27,6 +27,9 @@ async def running_home_assistant() -> AsyncIterator[HomeAssistant]:
         async with async_test_home_assistant(config_dir=config_dir) as hass:
             # The harness hides custom integrations unless told otherwise.
             hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)
+            # As the `hass` fixture and Home Assistant's start do: usage
+            # reports (2026.11 makes one of every entry setup) need it.
+            frame.async_setup(hass)
             assert await async_setup_component(hass, "homeassistant", {})
             # HA's web server is not measured; keep it off the usual port.
             assert await async_setup_component(
