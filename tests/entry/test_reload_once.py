@@ -74,25 +74,6 @@ async def test_reauth_of_a_loaded_entry_sets_it_up_once(
     assert config_entry.state is LOADED
 
 
-async def test_reauth_after_a_refused_key_sets_the_entry_up_once(
-    hass: HomeAssistant, config_entry: MockConfigEntry, llama_server: LlamaServerStandIn
-) -> None:
-    llama_server.api_key = "sk-rotated"
-    await hass.config_entries.async_setup(config_entry.entry_id)
-    await hass.async_block_till_done()
-    assert config_entry.state is config_entries.ConfigEntryState.SETUP_ERROR
-    # Not loaded, the entry has no update listener: the flow reloads it.
-    setups = EntrySetups(hass, config_entry)
-    (flow,) = hass.config_entries.flow.async_progress_by_handler("desktop_assistant")
-    result = await hass.config_entries.flow.async_configure(
-        flow["flow_id"], {CONF_API_KEY: "sk-rotated"}
-    )
-    await hass.async_block_till_done()
-    assert result["reason"] == "reauth_successful"
-    assert setups.count == 1
-    assert config_entry.state is LOADED
-
-
 @pytest.mark.parametrize(
     ("page", "options"),
     [
