@@ -26,12 +26,26 @@ host_python() {
   echo "$python"
 }
 
+# The oldest supported Home Assistant's environment (the test harness's pin)
+# and the newest's (requirements_newest.txt installed over it).
 if HOST_PYTHON=$(host_python); then
   VENV="$ROOT/.venv"
+  VENV_NEWEST="$ROOT/.venv-newest"
 else
   HOST_PYTHON=""
   VENV=/opt/venv
+  VENV_NEWEST=/opt/venv-newest
 fi
+
+# Makes in_env run in the environment of that Home Assistant (the oldest
+# unless told): oldest | newest.
+use_home_assistant() {
+  case $1 in
+    oldest) ;;
+    newest) VENV=$VENV_NEWEST ;;
+    *) return 1 ;;
+  esac
+}
 
 # Runs "$@" in the repository root with the environment's venv first on PATH.
 in_env() {
@@ -44,7 +58,7 @@ in_env() {
   # in tracebacks and test output are the real ones.
   unshare --mount --propagation private -- /bin/bash -c '
     set -e
-    sid=$1 root=$2 wheels=$3 models=$4; shift 4
+    sid=$1 root=$2 wheels=$3 models=$4 venv=$5; shift 5
     mount --rbind /dev "$sid/dev"
     mount -t proc proc "$sid/proc"
     mount -t tmpfs tmpfs "$sid/tmp"
@@ -54,13 +68,13 @@ in_env() {
     mount --bind "$wheels" "$sid/var/cache/wheels"
     mount --bind "$models" "$sid/var/cache/models"
     exec chroot "$sid" /usr/bin/env -i \
-      PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      PATH="$venv/bin":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
       WHEEL_CACHE=/var/cache/wheels MODEL_CACHE=/var/cache/models \
       PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}" \
       HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-}" \
       /bin/bash -c "cd \"\$0\" && exec \"\$@\"" "$root" "$@"
-  ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$MODEL_CACHE" "$@"
+  ' in_env "$SID" "$ROOT" "$WHEEL_CACHE" "$MODEL_CACHE" "$VENV" "$@"
 }
 
 # apt-get update in the environment. The mirror may serve a Release file

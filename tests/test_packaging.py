@@ -4,6 +4,7 @@ hassfest and HACS's validator run as container actions, so their rules for
 what this repository ships are checked here.
 """
 
+from importlib.metadata import requires
 import json
 from pathlib import Path
 import re
@@ -83,10 +84,25 @@ def test_hacs_json() -> None:
     assert set(hacs) <= HACS_KEYS
     assert hacs["name"]
     assert AwesomeVersion(hacs["homeassistant"]) >= "2026.10.0"
-    # The tests run on the oldest Home Assistant hacs.json admits.
-    assert AwesomeVersion(ha_version).section(1) == AwesomeVersion(
+    # The harness pins the oldest Home Assistant hacs.json admits; the tests
+    # run on it, or on the newest that requirements_newest.txt names.
+    (pin,) = [
+        requirement
+        for requirement in requires("pytest-homeassistant-custom-component") or []
+        if requirement.startswith("homeassistant==")
+    ]
+    oldest = pin.removeprefix("homeassistant==")
+    assert AwesomeVersion(oldest).section(1) == AwesomeVersion(
         hacs["homeassistant"]
     ).section(1)
+    newest = re.search(
+        r"^homeassistant==(\S+)$",
+        (ROOT / "requirements_newest.txt").read_text(),
+        re.MULTILINE,
+    )
+    assert newest
+    assert AwesomeVersion(newest[1]) > AwesomeVersion(oldest)
+    assert ha_version in (oldest, newest[1])
 
 
 def test_english_translation_is_strings_resolved() -> None:
@@ -137,7 +153,11 @@ def test_workflows_run_the_validators_and_the_readmes_commands() -> None:
     assert actions["hacs/action"]["with"]["category"] == "integration"
     # The test job runs what the README tells a person to run.
     commands = [step["run"] for step in steps if "run" in step]
-    assert commands == ["scripts/setup", "scripts/test"]
+    assert commands == [
+        "scripts/setup",
+        "scripts/test -n auto --dist loadfile",
+        "scripts/test --ha newest -n auto --dist loadfile",
+    ]
     readme = (ROOT / "README.md").read_text()
     for command in commands:
         assert re.search(rf"^{command} ", readme, re.MULTILINE), command

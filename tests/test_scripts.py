@@ -66,3 +66,11 @@ def test_an_unknown_option_is_refused_not_taken_as_a_path(
     assert result.returncode == 2
     assert "usage" in result.stderr or "unknown option" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_tests_run_on_a_home_assistant_they_know(tmp_path: Path) -> None:
+    # --ha names the oldest or the newest environment; nothing else runs.
+    result = run("test", "--ha", "2026.1", "--collect-only", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--ha oldest|newest" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -213,7 +213,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
             abort_if_added(self._async_current_entries(), url, keep=entry)
             errors = (await async_check_server(self.hass, url, api_key)).errors
             if not errors:
-                return self.async_update_reload_and_abort(
+                return self._async_update_and_reload_once(
                     entry,
                     title=without_credentials(url),
                     data=server_data(url, api_key),
@@ -243,7 +243,7 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
             _, api_key = typed_server({**user_input, CONF_URL: url})
             errors = (await async_check_server(self.hass, url, api_key)).errors
             if not errors:
-                return self.async_update_reload_and_abort(
+                return self._async_update_and_reload_once(
                     entry, data=server_data(url, api_key)
                 )
         return self.async_show_form(
@@ -254,6 +254,22 @@ class DesktopAssistantConfigFlow(ConfigFlow, domain=DOMAIN):
             },
             errors=errors,
         )
+
+    def _async_update_and_reload_once(
+        self, entry: ConfigEntry, **changes: Any
+    ) -> ConfigFlowResult:
+        """Change the entry and end the flow; the entry reloads once.
+
+        One way for the whole integration, as HA core's AI integrations do:
+        a loaded entry has its update listener (`__init__.py`), which reloads
+        it after any change, from this flow, the options or a subentry, so
+        the flow only updates it. An entry that failed to set up (a refused
+        key) has no listener, and the flow reloads it itself. Both at once
+        would set it up twice, which HA reports as deprecated.
+        """
+        if entry.update_listeners:
+            return self.async_update_and_abort(entry, **changes)
+        return self.async_update_reload_and_abort(entry, **changes)
 
     @classmethod
     @callback

@@ -38,7 +38,7 @@ from custom_components.desktop_assistant.const import (
     TOOL_CALLS_NATIVE,
 )
 from tests.harness.agent import speech
-from tests.harness.agent_entry import async_add_agent
+from tests.harness.agent_entry import async_add_agent, merged_tool_name
 from tests.harness.llama_server import (
     MODEL_ID,
     LlamaServerStandIn,
@@ -299,7 +299,7 @@ async def test_a_changing_intent_called_constrained_waits_for_the_yes(
 
 @pytest.fixture
 async def mcp_url(socket_enabled: None) -> AsyncIterator[str]:
-    """A FastMCP server in a process of its own, on a loopback port."""
+    """An MCP server in a process of its own, on a loopback port."""
     port = free_port()
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.harness.mcp_server", str(port), cwd=REPO
@@ -335,8 +335,9 @@ async def test_mcp_server_tool_through_the_agent(
         DEFAULT_AGENT_OPTIONS
         | {CONF_MODEL: MODEL_ID, CONF_LLM_HASS_API: [llm.LLM_API_ASSIST, api_id]},
     )
-    # With two APIs, Home Assistant prefixes each tool with its API's name.
-    tool = f"tides__{TOOL}"
+    # Home Assistant names the tools of two APIs: 2026.10 prefixes each with
+    # its API's name, 2026.11 only those whose names collide.
+    tool = await merged_tool_name(hass, [llm.LLM_API_ASSIST, api_id], TOOL)
 
     llama_server.script = [
         tool_call_reply((tool, '{"place": "Genoa"}')),

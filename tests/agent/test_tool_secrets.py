@@ -15,7 +15,7 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import CONF_API_KEY, CONF_LLM_HASS_API, CONF_MODEL, CONF_URL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.helpers import chat_session, entity_registry as er
+from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 import pytest
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -24,6 +24,7 @@ from pytest_homeassistant_custom_component.components.diagnostics import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
+from custom_components.desktop_assistant.chat_session import async_get_chat_session
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from tests.harness.agent import API_KEY
 from tests.harness.llama_server import (
@@ -123,7 +124,7 @@ async def test_model_chat_log_and_traces_never_see_a_secret(
     # What the model was sent as the tool's result.
     assert llama_server.chat_requests[1]["messages"][-1]["content"] == expected
     with (
-        chat_session.async_get_chat_session(hass, result.conversation_id) as session,
+        async_get_chat_session(hass, result.conversation_id, None) as session,
         conversation.async_get_chat_log(hass, session) as chat_log,
     ):
         results = [

@@ -28,6 +28,7 @@ from custom_components.desktop_assistant.const import (
 from custom_components.desktop_assistant.server import client
 from custom_components.desktop_assistant.text import model_name
 from tests.harness.agent import API_KEY
+from tests.harness.entry_setups import EntrySetups
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, models_body, serve
 from tests.harness.ports import closed_port_url
 
@@ -295,6 +296,8 @@ async def test_reauth_after_key_change(
     await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
     assert config_entry.state is config_entries.ConfigEntryState.SETUP_ERROR
+    # Not loaded, the entry has no update listener: the flow reloads it, once.
+    setups = EntrySetups(hass, config_entry)
 
     (flow,) = hass.config_entries.flow.async_progress_by_handler(DOMAIN)
     assert flow["step_id"] == "reauth_confirm"
@@ -306,6 +309,7 @@ async def test_reauth_after_key_change(
     assert result["reason"] == "reauth_successful"
     assert config_entry.data[CONF_API_KEY] == "sk-rotated"
     assert config_entry.state is config_entries.ConfigEntryState.LOADED
+    assert setups.count == 1
 
 
 async def test_add_and_reconfigure_conversation_agent(

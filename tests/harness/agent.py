@@ -5,10 +5,10 @@ from typing import Any
 
 from homeassistant.components import conversation
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import chat_session
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.desktop_assistant.chat_session import async_get_chat_session
 from tests.harness.agent_entry import RecordingTool
 from tests.harness.llama_server import LlamaServerStandIn
 
@@ -48,7 +48,7 @@ class Agent:
 
     def chat_log(self, conversation_id: str) -> list[conversation.Content]:
         with (
-            chat_session.async_get_chat_session(self.hass, conversation_id) as session,
+            async_get_chat_session(self.hass, conversation_id, None) as session,
             conversation.async_get_chat_log(self.hass, session) as chat_log,
         ):
             return list(chat_log.content)

@@ -7,10 +7,11 @@ from typing import Any
 from homeassistant.components import ai_task, conversation
 from homeassistant.const import CONF_MODEL, CONF_URL
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import chat_session, entity_registry as er, llm
+from homeassistant.helpers import entity_registry as er, llm
 import probatio as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.desktop_assistant.chat_session import async_get_chat_session
 from custom_components.desktop_assistant.const import (
     CONF_TEMPERATURE,
     DEFAULT_AI_TASK_OPTIONS,
@@ -177,9 +178,10 @@ async def async_ask(
     language: str = "en",
 ) -> conversation.ConversationResult:
     """Ask as the Assist pipeline does, in `language`; `listener` sees each delta."""
+    context = Context()
     user_input = conversation.ConversationInput(
         text=text,
-        context=Context(),
+        context=context,
         conversation_id=conversation_id,
         device_id=None,
         satellite_id=None,
@@ -187,11 +189,29 @@ async def async_ask(
         agent_id=agent_id,
     )
     with (
-        chat_session.async_get_chat_session(hass, conversation_id) as session,
+        async_get_chat_session(hass, conversation_id, context) as session,
         conversation.async_get_chat_log(
             hass, session, user_input, chat_log_delta_listener=listener
         ),
     ):
         return await conversation.async_converse(
-            hass, text, session.conversation_id, Context(), language, agent_id
+            hass, text, session.conversation_id, context, language, agent_id
         )
+
+
+async def merged_tool_name(hass: HomeAssistant, api_ids: list[str], name: str) -> str:
+    """The name Home Assistant gives the tool whose name ends in `name` among the APIs'.
+
+    2026.10 prefixes each tool of several APIs with its API's name, 2026.11
+    only the names that two APIs offer.
+    """
+    context = llm.LLMContext(
+        platform="test",
+        context=Context(),
+        language="en",
+        assistant=conversation.DOMAIN,
+        device_id=None,
+    )
+    api = await llm.async_get_api(hass, api_ids, context)
+    (merged,) = [tool.name for tool in api.tools if tool.name.endswith(name)]
+    return merged

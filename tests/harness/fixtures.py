@@ -34,6 +34,7 @@ from custom_components.desktop_assistant.const import (
 from tests.harness.agent import API_KEY, TEST_API, Agent
 from tests.harness.agent_entry import RecordingTool, ToolsAPI, async_add_agent
 from tests.harness.calendar_tools import install_calendar_tools
+from tests.harness.deprecations import DeprecatedUsage
 from tests.harness.llama_server import MODEL_ID, LlamaServerStandIn, serve
 from tests.harness.ports import free_port
 from tests.harness.real_engines import (
@@ -56,6 +57,14 @@ from wyoming_services.kokoro.__main__ import KokoroService, build_service
 
 REPO = Path(__file__).parents[2]
 TRANSLATIONS = REPO / "custom_components" / DOMAIN / "translations" / "en.json"
+
+
+@pytest.fixture(autouse=True)
+def no_deprecated_usage() -> Iterator[None]:
+    """Fail a test during which Home Assistant reports our usage as deprecated."""
+    with DeprecatedUsage() as usage:
+        yield
+    usage.check()
 
 
 @pytest.fixture(autouse=True)

@@ -13,10 +13,11 @@ from homeassistant import loader
 from homeassistant.components import conversation
 from homeassistant.components.http.config import DATA_STORE as HTTP_CONFIG_STORE
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import chat_session, intent
+from homeassistant.helpers import frame, intent
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_test_home_assistant
 
+from custom_components.desktop_assistant.chat_session import async_get_chat_session
 from tests.harness.ports import free_port
 
 
@@ -27,6 +28,9 @@ async def running_home_assistant() -> AsyncIterator[HomeAssistant]:
         async with async_test_home_assistant(config_dir=config_dir) as hass:
             # The harness hides custom integrations unless told otherwise.
             hass.data.pop(loader.DATA_CUSTOM_COMPONENTS)
+            # As the `hass` fixture and Home Assistant's start do: usage
+            # reports (2026.11 makes one of every entry setup) need it.
+            frame.async_setup(hass)
             assert await async_setup_component(hass, "homeassistant", {})
             # HA's web server is not measured; keep it off the usual port.
             assert await async_setup_component(
@@ -127,16 +131,17 @@ async def _ask(
         if first_delta is None and delta.get("content"):
             first_delta = time.perf_counter() - started
 
+    context = Context()
     user_input = conversation.ConversationInput(
         text=text,
-        context=Context(),
+        context=context,
         conversation_id=conversation_id,
         device_id=device_id,
         satellite_id=None,
         language=language,
         agent_id=agent_id,
     )
-    with chat_session.async_get_chat_session(hass, conversation_id) as session:
+    with async_get_chat_session(hass, conversation_id, context) as session:
         try:
             with conversation.async_get_chat_log(
                 hass, session, user_input, chat_log_delta_listener=listener
@@ -146,7 +151,7 @@ async def _ask(
                     hass,
                     text,
                     session.conversation_id,
-                    Context(),
+                    context,
                     language,
                     agent_id,
                     device_id=device_id,

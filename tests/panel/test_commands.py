@@ -20,6 +20,7 @@ from custom_components.desktop_assistant.tool_files.runs import (
     MAX_FIRST_LINE,
 )
 from tests.harness.agent import API_KEY, TEST_API, Agent
+from tests.harness.agent_entry import merged_tool_name
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.llm_apis("assist", TEST_API)
@@ -319,10 +320,10 @@ async def test_servers_list_reads_the_health_of_the_failover_runtime(
 
 
 async def test_an_agents_tool_call_is_in_the_history(client: Any, agent: Agent) -> None:
+    # The name Home Assistant gives it among Assist's tools and the test API's.
+    echo = await merged_tool_name(agent.hass, ["assist", TEST_API], "__echo")
     agent.server.script = [
-        tool_call_reply(
-            ("assist__desktop_assistant__echo", '{"text": "from the agent"}')
-        ),
+        tool_call_reply((echo, '{"text": "from the agent"}')),
         text_reply("Done."),
     ]
     await agent.ask("Say from the agent")

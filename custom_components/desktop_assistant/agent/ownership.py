@@ -14,17 +14,15 @@ record.
 """
 
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
 import dataclasses
-import inspect
-from typing import Any, Final
 
 from homeassistant.components import conversation
-from homeassistant.core import Context, HomeAssistant, callback
-from homeassistant.helpers.chat_session import ChatSession, async_get_chat_session
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.chat_session import ChatSession
 from homeassistant.util.hass_dict import HassKey
 
 from ..chat import database as chat_database
+from ..chat_session import async_get_chat_session
 from ..const import DOMAIN
 from ..reader import Reader
 from ..record import owners as record_owners
@@ -36,24 +34,6 @@ from ..store import StoreError
 DATA_OWNERS: HassKey[dict[str, str | None]] = HassKey(f"{DOMAIN}_conversation_owners")
 
 type Owner = tuple[bool, str | None]
-
-# Home Assistant 2026.11 opens a chat session with the turn's context and
-# refuses another user's (`Unauthorized`); calling it without one is
-# deprecated there, and 2026.10 takes no context.
-SESSIONS_TAKE_CONTEXT: Final = (
-    "context" in inspect.signature(async_get_chat_session).parameters
-)
-
-
-def chat_session_of(
-    hass: HomeAssistant, conversation_id: str | None, context: Context
-) -> AbstractContextManager[ChatSession]:
-    """The conversation's chat session, opened with the turn's context where HA takes it."""
-    if SESSIONS_TAKE_CONTEXT:
-        # As keywords: 2026.10's signature, the one checked here, has no context.
-        extra: dict[str, Any] = {"context": context}
-        return async_get_chat_session(hass, conversation_id, **extra)
-    return async_get_chat_session(hass, conversation_id)
 
 
 async def async_owner(hass: HomeAssistant, conversation_id: str) -> Owner:
@@ -125,7 +105,7 @@ async def async_process_owned(
     """Run `handle` as ConversationEntity.async_process does, in the asker's own conversation."""
     user_input, owner = await async_own_input(hass, user_input)
     with (
-        chat_session_of(
+        async_get_chat_session(
             hass, user_input.conversation_id, user_input.context
         ) as session,
         conversation.async_get_chat_log(hass, session, user_input) as chat_log,

@@ -16,10 +16,10 @@ from typing import Any, Final
 
 from homeassistant.components import conversation
 from homeassistant.core import Context, Event, HomeAssistant, callback
-from homeassistant.helpers import chat_session
 from homeassistant.helpers.json import json_dumps
 from homeassistant.util import dt as dt_util
 
+from ..chat_session import async_get_chat_session
 from ..record import database as record_database
 from ..runtime import DATA_RECORD
 from ..store import Store, StoreError
@@ -192,10 +192,9 @@ class ChatTurns:
             if (event := delta_event(delta)) is not None:
                 self._async_emit(thread["thread_id"], turn, event)
 
+        context = Context(user_id=turn.user_id)
         with (
-            chat_session.async_get_chat_session(
-                self.hass, thread["thread_id"]
-            ) as session,
+            async_get_chat_session(self.hass, thread["thread_id"], context) as session,
             conversation.async_get_chat_log(
                 self.hass, session, chat_log_delta_listener=listen
             ) as chat_log,
@@ -208,7 +207,7 @@ class ChatTurns:
                 self.hass,
                 turn.text,
                 thread["thread_id"],
-                Context(user_id=turn.user_id),
+                context,
                 turn.language,
                 thread["agent_id"],
             )
