@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from functools import partial
 import os
 from pathlib import Path
+import re
 import shutil
 import subprocess
 import sys
@@ -342,7 +343,9 @@ def test_a_spoken_question_through_ask_satellite(
     )
     assert asked.returncode == 0, asked.stderr
     heard, answered, spoken = asked.stderr.strip().splitlines()[-3:]
-    assert "capital of france" in heard.casefold(), asked.stderr
+    # develop's whisper-server runs with -ac 512, which may hear "capital on
+    # France" (docs/voice-setup.md); the question still reaches the model.
+    assert {"capital", "france"} <= set(re.findall(r"\w+", heard.casefold()))
     assert "paris" in answered.casefold(), asked.stderr
     assert spoken.startswith("reply:    audio/mpeg"), asked.stderr
     assert reply.stat().st_size > 1000
