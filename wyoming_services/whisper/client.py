@@ -96,16 +96,10 @@ class WhisperClient:
 
     async def transcribe(self, wav: bytes, language: str) -> Transcription:
         """POST the WAV with `language` (a code or "auto"); return the text."""
-        form = aiohttp.FormData()
-        form.add_field("file", wav, filename="audio.wav", content_type="audio/wav")
-        form.add_field("language", language)
-        form.add_field("response_format", "verbose_json")
-        form.add_field("temperature", TEMPERATURE)
-        form.add_field("no_language_probabilities", NO_LANGUAGE_PROBABILITIES)
         started = time.monotonic()
         try:
             async with self._session.post(
-                self._endpoint, data=form, timeout=self._timeout
+                self._endpoint, data=_form(wav, language), timeout=self._timeout
             ) as response:
                 body = await _read_at_most(response, MAX_ANSWER_BYTES + 1)
                 status = response.status
@@ -150,6 +144,17 @@ class WhisperClient:
             seconds=seconds,
             url=self.shown,
         )
+
+
+def _form(wav: bytes, language: str) -> aiohttp.FormData:
+    """The request's form: the WAV, its language, and the answer asked for."""
+    form = aiohttp.FormData()
+    form.add_field("file", wav, filename="audio.wav", content_type="audio/wav")
+    form.add_field("language", language)
+    form.add_field("response_format", "verbose_json")
+    form.add_field("temperature", TEMPERATURE)
+    form.add_field("no_language_probabilities", NO_LANGUAGE_PROBABILITIES)
+    return form
 
 
 async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
