@@ -494,6 +494,14 @@ async def test_a_call_made_for_another_user_is_asked_of_them(
     other = Context(user_id=hass_read_only_user.id)
     agent.server.script = [tool_call_reply(add_call(DENTIST))]
     asked = await agent.ask("Put the dentist in my calendar", context=asker)
+    if SESSIONS_HAVE_OWNERS:
+        # Home Assistant 2026.11 gives the session to its opener (a household
+        # conversation's too) and refuses the other user's turn before the
+        # agent hears it: nothing runs.
+        refused = await agent.ask("yes", asked.conversation_id, context=other)
+        assert refused.response.response_type is IntentResponseType.ERROR
+        assert events(vdir) == []
+        return
     # The model takes the other user's yes for a yes and calls the tool again.
     agent.server.script = [tool_call_reply(add_call(DENTIST))]
     again = await agent.ask("yes", asked.conversation_id, context=other)

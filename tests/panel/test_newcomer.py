@@ -192,6 +192,11 @@ def _says_paris(page: Page) -> bool:
     return "paris" in page.text("[data-entries]").casefold()
 
 
+def _thread_shows(page: Page, awaited: str) -> str:
+    """What a wait for `awaited` ends on: what the open thread showed then."""
+    return f"{awaited}; the thread showed {page.text('[data-entries]')!r}"
+
+
 def _newest_entries(process: HomeAssistantProcess, token: str) -> list[dict]:
     """The entries of the newest recorded conversation; none before one."""
     [listed] = asyncio.run(
@@ -367,7 +372,7 @@ def test_chat_keeps_the_owners_and_a_members_threads_apart(
         page.wait_for(
             partial(_says_paris, page),
             timeout=ANSWER_WITHIN,
-            what=f"the {name}'s answer naming Paris",
+            what=partial(_thread_shows, page, f"the {name}'s answer naming Paris"),
         )
         page.screenshot(artifacts / f"newcomer-chat-{name}.png")
     listed = page.attributes("[data-list=threads] [data-thread]", "data-thread")
