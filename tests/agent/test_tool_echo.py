@@ -11,6 +11,11 @@ from typing import Any
 from homeassistant.const import CONF_LLM_HASS_API, CONF_MODEL
 import pytest
 
+from custom_components.desktop_assistant.agent.echo import (
+    EchoGuard,
+    ToolWords,
+    _before_quotes,
+)
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from tests.harness.agent import Agent, run_text_pipeline, speech
 from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
@@ -174,3 +179,21 @@ async def test_a_description_in_other_words_is_followed_by_our_sentence(
 
     assert speech(result) == f"{said}\n\n{DESCRIBED['en']}"
     assert result.response.speech_slots == {"fault": "tool_described"}
+
+
+def test_an_error_repeated_with_its_value_misquoted_is_still_an_echo() -> None:
+    """Errors quote the model's value; a model repeating one may misquote it."""
+    error = "No exposed entities matched name 'homma_Ges_L_L'"
+    guard = EchoGuard(
+        [
+            ToolWords("tool_failed", "HassTurnOn", text, "no match")
+            for text in (error, *_before_quotes([error]))
+        ]
+    )
+
+    shown = guard.pass_on("No exposed entities matched name ")
+    shown += guard.pass_on("'homma_Ges_L_L_L_L_L_L_L")
+    shown += guard.end()
+
+    assert shown == ""
+    assert guard.echo is not None

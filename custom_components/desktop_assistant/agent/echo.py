@@ -10,6 +10,7 @@ before once its words part from every tool's.
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+import re
 from typing import Any, Final, Literal
 
 from homeassistant.components import conversation
@@ -78,7 +79,25 @@ def error_words(
             continue
         label = tool_label(item.tool_name, titles.get(item.tool_name))
         reason = texts[0].strip().splitlines()[0][:MAX_REASON].rstrip(" .")
-        found += [ToolWords("tool_failed", label, text, reason) for text in texts]
+        found += [
+            ToolWords("tool_failed", label, text, reason)
+            for text in texts + _before_quotes(texts)
+        ]
+    return found
+
+
+def _before_quotes(texts: list[str]) -> list[str]:
+    """Each error's own words before the first value it quotes, when that says enough.
+
+    Errors quote what the model sent ("No exposed entities matched name
+    'kitchen'"); a model repeating the error may misquote the value, so the
+    words before it alone are enough to know the echo.
+    """
+    found = []
+    for text in texts:
+        opening = re.split(r"['\"]", text, maxsplit=1)[0]
+        if opening != text and len(words(opening)) >= MIN_ECHO_WORDS:
+            found.append(opening)
     return found
 
 
