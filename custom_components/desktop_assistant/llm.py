@@ -170,12 +170,15 @@ def tool_file_name(tool: Tool) -> str | None:
 def tool_examples(
     tools: list[Tool], registry: ToolRegistry | None
 ) -> dict[str, tuple[str, ...]]:
-    """The example questions of each offered tool file, by the tool's name."""
+    """What points a question to each offered tool file, by the tool's name.
+
+    Its example questions and its words (`agent/narrowing.py`).
+    """
     examples: dict[str, tuple[str, ...]] = {}
     for tool in tools:
         name = tool_file_name(tool)
         if name and registry and (spec := registry.get(name)) is not None:
-            examples[tool.name] = spec.examples
+            examples[tool.name] = spec.examples + spec.words
     return examples
 
 

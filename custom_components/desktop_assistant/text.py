@@ -102,7 +102,9 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "one only other our out over said say she should some something tell",
             "than that their them then there these they thing things this those",
             "through too under very was we were what when where which while who",
-            "whom why will with would you your know remember recall",
+            "whom why will with would you your know remember recall between into",
+            "onto upon during without against among within many few each every",
+            "both either neither such same own am get got actually really please",
         ]
     ),
     "it": _folded_set(
@@ -111,7 +113,9 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "cosa con dove era erano hai hanno abbiamo avevo avete fatto detto",
             "per perché più quale quando quanto quella quello questo questa sono",
             "stato stata sei siamo tra fra sul sulla nel nella non mai ancora già",
-            "anche mio mia nostro nostra e o su sai noi voi ricordi ricordo",
+            "anche mio mia nostro nostra e o su sai noi voi ricordi ricordo è ha",
+            "ho può posso puoi devo deve ci ne si mi ti al alla allo ai agli alle",
+            "dal dalla nei negli tutto tutti molto poco tanto quanti quante ogni",
         ]
     ),
     "nl": _folded_set(
@@ -119,6 +123,9 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "de het een en of van voor met op aan wat wie waar wanneer hoe waarom",
             "die dat deze dit hebben heb hadden waren zijn ben gezegd niet ook nog",
             "wel ons onze jullie hij zij mijn je wij jij gehad onthoud herinner",
+            "is was kan kun kunt moet moeten mag wil wilt zal zou word wordt",
+            "worden er hier daar alle veel weinig elk elke ieder bij naar tot ik",
+            "me mij eens even eigenlijk",
         ]
     ),
     "de": _folded_set(
@@ -126,7 +133,10 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "der die das ein eine einen dem den des und oder von zu mit auf wer",
             "wann warum welche welcher wo wie für über haben hatten hatte habe sind",
             "bin war gesagt nicht auch noch mein unser unsere ihr sie wir uns",
-            "worüber erinnerst erinnern hat hast sagte",
+            "worüber erinnerst erinnern hat hast sagte ist bist seid kann kannst",
+            "muss musst soll will wird werden würde es ich du er im am ins zum zur",
+            "vom beim bei um durch gegen ohne viel viele jeder jede alle alles",
+            "schon mal eigentlich",
         ]
     ),
     "fr": _folded_set(
@@ -134,7 +144,10 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "le la les un une des et ou du au aux qui que quoi quand comment",
             "pourquoi quel quelle avec pour sur dans avons avez ont avait était",
             "étaient pas aussi encore mon ma notre nos vous ils elles nous dont",
-            "souviens rappelle dit",
+            "souviens rappelle dit est sont suis es sommes êtes ai as peut peux",
+            "dois doit faut ce cet cette ces il elle je tu on en se me te sa",
+            "son ses leur leurs tout tous toute très beaucoup peu chaque entre",
+            "chez par sans sous",
         ]
     ),
     "es": _folded_set(
@@ -142,7 +155,10 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
             "el la los las un uno una unos unas y o del al que quien como cuando",
             "donde por para sobre hemos había han dicho también todavía mi",
             "nuestro nuestra ustedes ellos ellas nosotros recuerdas recuerda",
-            "dijo dije dijiste",
+            "dijo dije dijiste es son soy eres está están estoy hay ha he puede",
+            "puedo debo debe se me te le les lo su sus muy mucho muchos poco cada",
+            "entre sin con hasta desde cuanto cuantos cuanta cuantas cual cuales",
+            "este esta esto estos estas ese esa",
         ]
     ),
 }

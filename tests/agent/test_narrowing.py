@@ -20,7 +20,7 @@ from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.llm import tool_examples
 from custom_components.desktop_assistant.runtime import DATA_TOOLS
 from custom_components.desktop_assistant.tool_files.examples import install_examples
-from evaluation.question_file import HELD_OUT, Question, read_questions
+from evaluation.question_file import DEVELOPMENT, HELD_OUT, Question, read_questions
 from tests.harness.agent import Agent
 from tests.harness.assist_tools import async_assist_api, async_set_up_assist, short
 
@@ -55,12 +55,13 @@ def offered_for(
     }
 
 
-async def test_the_held_out_questions_get_their_tool_offered(
-    offered: tuple[list[dict[str, Any]], dict[str, tuple[str, ...]]],
+@pytest.mark.parametrize("path", [DEVELOPMENT, HELD_OUT], ids=lambda path: path.stem)
+async def test_each_question_gets_its_tool_offered(
+    offered: tuple[list[dict[str, Any]], dict[str, tuple[str, ...]]], path: Path
 ) -> None:
     tools, examples = offered
     names = {short(tool["function"]["name"]) for tool in tools}
-    questions = read_questions(HELD_OUT)
+    questions = read_questions(path)
     # Every tool a question needs is one the household offers.
     assert {
         tool for q in questions for tools_ in q.tools for tool in tools_
@@ -76,8 +77,10 @@ async def test_the_held_out_questions_get_their_tool_offered(
     recall: dict[str, list[bool]] = defaultdict(list)
     plain: list[bool] = []
     misses: list[str] = []
+    branches: list[int] = []
     for question in questions:
         got = offered_for(question, tools, examples)
+        branches.append(len(got))
         if not question.needs_tool:
             plain.append(not got)
             continue
@@ -90,7 +93,9 @@ async def test_the_held_out_questions_get_their_tool_offered(
     }
     report = (
         f"recall by language {shares}; plain questions offered no tool: "
-        f"{sum(plain)} of {len(plain)}; misses: {misses}"
+        f"{sum(plain)} of {len(plain)}; tools offered: "
+        f"{sum(branches) / len(branches):.1f} of {len(tools)} on average; "
+        f"misses: {misses}"
     )
     assert all(share >= 0.95 for share in shares.values()), report
     assert sum(plain) >= len(plain) / 2, report

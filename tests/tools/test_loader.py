@@ -70,6 +70,18 @@ def test_examples_are_read(write_folder: WriteFolder, folder: Path) -> None:
     assert loaded.tools["now"].examples == ("What day is it?", "Is it Monday?")
 
 
+def test_words_are_read(write_folder: WriteFolder, folder: Path) -> None:
+    write_folder(
+        tools={
+            "now": 'description = "Date and time"\ncommand = ["date"]\n'
+            'words = [" clock ", "Uhrzeit"]\n'
+        }
+    )
+    loaded = load_folder(folder)
+    assert loaded.problems == ()
+    assert loaded.tools["now"].words == ("clock", "Uhrzeit")
+
+
 def test_defaults(write_folder: WriteFolder, folder: Path) -> None:
     write_folder(tools={"now": 'description = "Date and time"\ncommand = ["date"]\n'})
     now = load_folder(folder).tools["now"]
@@ -77,6 +89,7 @@ def test_defaults(write_folder: WriteFolder, folder: Path) -> None:
     assert now.params == {}
     assert now.announce == {}
     assert now.examples == ()
+    assert now.words == ()
 
 
 def test_config_env_is_read(write_folder: WriteFolder, folder: Path) -> None:
@@ -126,6 +139,22 @@ ERROR_CASES = {
         + ", ".join(f'"q{n}"' for n in range(25))
         + "]\n",
         [("examples", "at most 24 questions")],
+    ),
+    "words not a list": (
+        'description = "x"\ncommand = ["date"]\nwords = "clock"\n',
+        [("words", "a list of at most 200 words")],
+    ),
+    "a word too long": (
+        'description = "x"\ncommand = ["date"]\nwords = ["clock", "'
+        + "x" * 41
+        + '"]\n',
+        [("words", "each of 1 to 40 characters")],
+    ),
+    "too many words": (
+        'description = "x"\ncommand = ["date"]\nwords = ['
+        + ", ".join(f'"w{n}"' for n in range(201))
+        + "]\n",
+        [("words", "at most 200 words")],
     ),
     "missing description": ('command = ["date"]\n', [("description", "missing")]),
     "missing command": ('description = "x"\n', [("command", "missing")]),

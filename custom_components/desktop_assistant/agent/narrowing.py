@@ -50,6 +50,57 @@ INTENT_WORDS: Final[dict[str, str]] = {
     "hora fecha día hoy",
 }
 
+
+def word_set(*lines: str) -> frozenset[str]:
+    """The words of lines of words."""
+    return frozenset(word for line in lines for word in line.split())
+
+
+# Words that name a day or a time of day, in the six languages, folded and
+# whole (closed-class words: no stems, so "samedi" is not "same"). A
+# question that names one points to every tool that takes a date or a time,
+# whatever else it says ("Anything on my schedule for Thursday?").
+WHEN_WORDS: Final = word_set(
+    "now currently moment later today tonight tomorrow yesterday morning",
+    "afternoon evening night weekend week month monday tuesday wednesday",
+    "thursday friday saturday sunday",
+    "adesso ora momento oggi stasera domani dopodomani ieri mattina",
+    "pomeriggio sera notte settimana mese lunedi martedi mercoledi giovedi",
+    "venerdi sabato domenica",
+    "nu straks moment later vandaag vanavond morgen overmorgen gisteren",
+    "ochtend middag avond nacht maand maandag dinsdag woensdag donderdag",
+    "vrijdag zaterdag zondag",
+    "jetzt gerade moment spater heute morgen ubermorgen gestern vormittag",
+    "nachmittag abend nacht wochenende woche monat montag dienstag mittwoch",
+    "donnerstag freitag samstag sonntag",
+    "maintenant actuellement moment tard aujourd demain hier matin midi soir",
+    "nuit semaine mois lundi mardi mercredi jeudi vendredi samedi dimanche",
+    "ahora momento luego hoy manana ayer tarde noche semana mes lunes martes",
+    "miercoles jueves viernes sabado domingo",
+)
+# A tool takes a date or a time when a parameter's description says so.
+DATE_OR_TIME: Final = re.compile(r"YYYY|HH:MM|\btoday\b|\btomorrow\b", re.IGNORECASE)
+# Things Home Assistant switches, in the six languages, folded and whole,
+# singular and plural: a question that names one points to the intents that
+# switch ("Kill the kitchen lights").
+DEVICE_WORDS: Final = word_set(
+    "light lights lamp lamps fan fans heating heater switch plug socket blinds",
+    "shutters curtains cover window tv television radio music speaker",
+    "luce luci lampada lampade ventilatore riscaldamento termosifone presa",
+    "tapparelle tende porta finestra televisione musica condizionatore",
+    "licht lichten lamp lampen ventilator verwarming stopcontact rolluik",
+    "gordijnen deur raam televisie muziek airco",
+    "lichter lampe heizung steckdose rollladen vorhang tur fenster fernseher",
+    "musik klimaanlage",
+    "lumiere lumieres ventilateur chauffage prise volets rideaux porte",
+    "fenetre tele television musique climatisation",
+    "luz luces lampara ventilador calefaccion enchufe persianas cortinas",
+    "puerta ventana musica aire",
+)
+DEVICE_INTENTS: Final = frozenset({"HassTurnOn", "HassTurnOff"})
+# The shortest last part of a compound that names what it is about.
+COMPOUND_PART: Final = 5
+
 # How a follow-up starts, which carries on the previous question ("And in
 # Oslo?", "What about Paris?"), in the six languages; folded words.
 FOLLOW_UP_STARTS: Final = tuple(
@@ -109,6 +160,46 @@ def tool_stems(
     return set().union(*(stems(text) for text in texts))
 
 
+def names_one_of(said: Iterable[str], named: frozenset[str]) -> bool:
+    """Whether a word is one of `named`, or a compound ending in one.
+
+    Dutch and German join words ("vanmiddag", "Küchenlicht"); a compound's
+    last part of five letters or more names what the compound does.
+    """
+    return any(
+        word in named
+        or any(word.endswith(part) for part in named if len(part) >= COMPOUND_PART)
+        for word in said
+    )
+
+
+def class_words(tool: Mapping[str, Any]) -> frozenset[str]:
+    """The whole words that point to a tool by what it takes or does."""
+    function = tool["function"]
+    parameters = (function.get("parameters") or {}).get("properties") or {}
+    takes_when = any(
+        DATE_OR_TIME.search(str(schema.get("description", "")))
+        for schema in parameters.values()
+        if isinstance(schema, Mapping)
+    )
+    switches = function["name"].split("__")[-1] in DEVICE_INTENTS
+    return (WHEN_WORDS if takes_when else frozenset()) | (
+        DEVICE_WORDS if switches else frozenset()
+    )
+
+
+def pointed(
+    tool: Mapping[str, Any],
+    asked: set[str],
+    said: set[str],
+    examples: Mapping[str, Iterable[str]],
+) -> bool:
+    """Whether a question's stems or whole words point to a tool."""
+    return bool(asked & tool_stems(tool, examples)) or names_one_of(
+        said, class_words(tool)
+    )
+
+
 def pointed_tools(
     tools: list[dict[str, Any]],
     questions: list[str],
@@ -121,4 +212,5 @@ def pointed_tools(
     lists every tool, so its cached prefix stays the same bytes.
     """
     asked = asked_stems(questions)
-    return [tool for tool in tools if asked & tool_stems(tool, examples)]
+    said = set(words(questions[-1])) if questions else set()
+    return [tool for tool in tools if pointed(tool, asked, said, examples)]

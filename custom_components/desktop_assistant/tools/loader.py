@@ -34,6 +34,7 @@ TOOL_KEYS = frozenset(
         "timeout",
         "announce",
         "examples",
+        "words",
         "changes",
         "destructive",
         "confirm",
@@ -45,6 +46,9 @@ PARAM_KEYS = frozenset({"type", "description"})
 # into the tool's description for the model.
 MAX_EXAMPLES = 24
 MAX_EXAMPLE = 200
+# Words for what a tool is about, in the household's languages.
+MAX_WORDS = 200
+MAX_WORD = 40
 LANGUAGE = re.compile(r"[a-z]{2,3}(-[a-z0-9]+)*", re.IGNORECASE)
 # What a confirm question ends with, so a satellite keeps listening for the
 # answer (Home Assistant's own test: question marks, Greek and full-width).
@@ -186,7 +190,8 @@ def parse_tool(name: str, data: dict[str, Any], report: Report) -> ToolSpec | No
     command = _parse_command(data.get("command"), params, check)
     timeout = _parse_timeout(data.get("timeout", DEFAULT_TIMEOUT), check)
     announce = _parse_announce(data.get("announce", {}), check)
-    examples = _parse_examples(data.get("examples", []), check)
+    examples = _parse_texts(data, "examples", MAX_EXAMPLES, MAX_EXAMPLE, check)
+    words = _parse_texts(data, "words", MAX_WORDS, MAX_WORD, check)
     changes = _parse_flag(data, "changes", check)
     destructive = _parse_flag(data, "destructive", check)
     confirm = _parse_confirm(data.get("confirm", {}), params, check)
@@ -207,6 +212,7 @@ def parse_tool(name: str, data: dict[str, Any], report: Report) -> ToolSpec | No
         params=params,
         announce=announce,
         examples=examples,
+        words=words,
         changes=changes,
         destructive=destructive,
         confirm=confirm,
@@ -315,22 +321,25 @@ def _parse_timeout(value: object, check: Report) -> float:
     return float(value)
 
 
-def _parse_examples(value: object, check: Report) -> tuple[str, ...]:
+def _parse_texts(
+    data: dict[str, Any], key: str, most: int, longest: int, check: Report
+) -> tuple[str, ...]:
+    """A list of short texts (`examples`, `words`); a bad one is reported."""
+    value = data.get(key, [])
     if (
         not isinstance(value, list)
-        or len(value) > MAX_EXAMPLES
+        or len(value) > most
         or not all(
-            isinstance(example, str) and 0 < len(example.strip()) <= MAX_EXAMPLE
-            for example in value
+            isinstance(text, str) and 0 < len(text.strip()) <= longest for text in value
         )
     ):
+        what = "questions" if key == "examples" else key
         check(
-            "examples",
-            f"must be a list of at most {MAX_EXAMPLES} questions, "
-            f"each of 1 to {MAX_EXAMPLE} characters",
+            key,
+            f"must be a list of at most {most} {what}, each of 1 to {longest} characters",
         )
         return ()
-    return tuple(example.strip() for example in value)
+    return tuple(text.strip() for text in value)
 
 
 def _parse_announce(table: object, check: Report) -> dict[str, tuple[str, ...]]:

@@ -53,6 +53,9 @@ class ToolSpec:
     announce: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Questions the tool answers, as a person asks them.
     examples: tuple[str, ...] = ()
+    # Words for what it is about ("umbrella", "Regen"): with the examples,
+    # they point a question to the tool when replies are constrained.
+    words: tuple[str, ...] = ()
     # The tool changes something (writes, sends): it runs only after a yes.
     changes: bool = False
     # What it changes cannot be undone (deletes, sends); implies `changes`.
