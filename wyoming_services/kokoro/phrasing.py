@@ -55,10 +55,11 @@ class Breaks:
         return self.clause_starts | self.prepositions
 
 
-# The `auto` voice adds its languages up: French "a" (has) is left out, it
-# is "a", "to" or "the" in the others. A word that starts a clause in one
-# (Dutch "of": or) keeps another's verb from being cut before: a cut less,
-# never a wrong one.
+# The `auto` voice adds its languages up. A word that starts a clause in one
+# (Dutch "of": or) keeps another's verb from being cut before, a cut less; a
+# verb in one that is another word in the other (Spanish "son") may cut
+# there, so the most common ones are left out: French "a" (has) is "a",
+# "to" or "the" in the others.
 BREAKS: dict[str, Breaks] = {
     "en": Breaks(
         clause_starts=_words(
