@@ -133,7 +133,9 @@ async def test_auto_voice_switches_language_per_sentence(
 
     assert events[-1].type == "audio-stop"
     (line,) = [r.getMessage() for r in caplog.records if r.message.startswith("spoke")]
-    assert line.startswith("spoke 4 piece(s)")
+    # "Le luci della cucina" "sono accese" "e la porta è chiusa."
+    # "The kitchen lights are on" "and the front door is locked."
+    assert line.startswith("spoke 5 piece(s)")
     seconds = len(pcm_of(events)) / RATE
     assert expected_seconds(text) / 2 <= seconds <= expected_seconds(text) * 2
 

@@ -14,7 +14,7 @@ from ..limits import ClientLimits
 from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .cache import PhraseCache
 from .engine import EngineError, KokoroEngine, choose, load_kokoro
-from .handler import MIN_CLAUSE, KokoroEventHandler, Voices, words_of
+from .handler import MIN_CLAUSE, KokoroEventHandler, Voices, breaks_of
 from .language import AutoVoice
 from .splitter import text_pieces
 from .voices import AUTO, VoiceCatalog, VoiceError
@@ -112,7 +112,7 @@ def speak_at_start(engine: KokoroEngine, voices: Voices, phrases: list[str]) -> 
     started = time.perf_counter()
     voice = voices.resolve(None)
     for phrase in phrases:
-        for piece in text_pieces(phrase, words_of(voice), MIN_CLAUSE):
+        for piece in text_pieces(phrase, breaks_of(voice), MIN_CLAUSE):
             chosen = choose(voice, piece, None)
             if not engine.cache.holds(chosen.name, piece):
                 engine.synthesise(piece, chosen)

@@ -25,7 +25,7 @@ from ..limits import ClientLimits
 from ..service import BadEventError, GuardedEventHandler
 from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech, Stages
 from .language import AutoVoice
-from .phrasing import break_words
+from .phrasing import Breaks, language_breaks
 from .splitter import Pacer, TextSplitter, speakable_pieces, text_pieces
 from .voices import AUTO, Voice, VoiceCatalog
 
@@ -325,7 +325,7 @@ class KokoroEventHandler(GuardedEventHandler):
             AudioStart(rate=RATE, width=WIDTH, channels=CHANNELS).event()
         )
         previous = None
-        for piece in text_pieces(synthesize.text, words_of(voice), MIN_CLAUSE):
+        for piece in text_pieces(synthesize.text, breaks_of(voice), MIN_CLAUSE):
             try:
                 speech = await self._engine.speak(piece, voice, previous)
             except EngineError as err:
@@ -347,7 +347,7 @@ class KokoroEventHandler(GuardedEventHandler):
         except UnknownVoiceError as err:
             await self._refuse(err)
             voice = None
-        pacer = Pacer(words_of(voice) if voice else frozenset(), MIN_CLAUSE)
+        pacer = Pacer(breaks_of(voice) if voice else Breaks(), MIN_CLAUSE)
         stream = _TextStream(voice=voice, request=request, pacer=pacer)
         if voice is not None:
             stream.worker = asyncio.create_task(
@@ -462,11 +462,11 @@ class KokoroEventHandler(GuardedEventHandler):
         await self.write_event(Error(text=str(err), code="unknown-voice").event())
 
 
-def words_of(voice: Voice | AutoVoice) -> frozenset[str]:
-    """The words a phrase may start with in the languages `voice` speaks."""
+def breaks_of(voice: Voice | AutoVoice) -> Breaks:
+    """Where phrases start in the languages `voice` speaks."""
     if isinstance(voice, AutoVoice):
-        return break_words(voice.languages)
-    return break_words([voice.language])
+        return language_breaks(voice.languages)
+    return language_breaks([voice.language])
 
 
 def _voice_name(requested: SynthesizeVoice | None) -> str:

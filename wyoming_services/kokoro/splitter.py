@@ -11,7 +11,13 @@ import re
 
 from sentence_stream import SentenceBoundaryDetector
 
-from .phrasing import RAMPED, first_piece_end, next_piece_end, piece_limit
+from .phrasing import (
+    RAMPED,
+    Breaks,
+    first_piece_end,
+    next_piece_end,
+    piece_limit,
+)
 
 # What one add_chunk call of the detector looks at, at most.
 SLICE = 200
@@ -103,8 +109,8 @@ class Pacer:
     `phrasing`), then clauses. One per request: it counts what was spoken.
     """
 
-    def __init__(self, words: frozenset[str], min_clause: int) -> None:
-        self._words = words
+    def __init__(self, breaks: Breaks, min_clause: int) -> None:
+        self._breaks = breaks
         self._min_clause = min_clause
         self._first: int | None = None  # the first piece's length
         self._spoken = 0  # characters given out
@@ -122,11 +128,11 @@ class Pacer:
         Once ramped, 0: the clause rule takes over.
         """
         if self._first is None:
-            return first_piece_end(text, self._words)
+            return first_piece_end(text, self._breaks)
         if self.ramped:
             return 0
         limit = piece_limit(self._first, self._spoken)
-        return next_piece_end(text, self._words, limit)
+        return next_piece_end(text, self._breaks, limit)
 
     def pieces(self, sentence: str) -> list[str]:
         """A whole sentence cut into the pieces to speak, in order."""
@@ -150,9 +156,9 @@ class Pacer:
         self._spoken += len(piece)
 
 
-def text_pieces(text: str, words: frozenset[str], min_clause: int) -> list[str]:
+def text_pieces(text: str, breaks: Breaks, min_clause: int) -> list[str]:
     """A whole text's pieces, as a request speaks them."""
-    pacer = Pacer(words, min_clause)
+    pacer = Pacer(breaks, min_clause)
     pieces = [p for sentence in split_text(text) for p in pacer.pieces(sentence)]
     # A sentence of punctuation alone ("; ...") goes with the one before.
     return speakable_pieces(pieces)
