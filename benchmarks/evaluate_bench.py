@@ -17,7 +17,7 @@ and reports how many SmolLM2 got right: reported, never asserted, since a
 135M model may get them wrong.
 
 Needs Home Assistant 2026.11 or later (AI Task evaluate).
-Run: scripts/bench evaluate_bench [--runs 5]
+Run: scripts/bench --ha newest evaluate_bench [--runs 5]
 """
 
 import asyncio
@@ -50,7 +50,7 @@ from tests.harness.real_engines import (
 
 NO_EVALUATE = (
     "Home Assistant 2026.11 (AI Task evaluate) is not installed: this "
-    "environment has an older one"
+    "environment has an older one (scripts/bench --ha newest evaluate_bench)"
 )
 FIRST, LATER = "question 1 (cold prompt)", "each of questions 2-5"
 # The state of a household at night, as an automation would pass it: what

@@ -74,3 +74,11 @@ def test_the_tests_run_on_a_home_assistant_they_know(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "--ha oldest|newest" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_benchmarks_run_on_a_home_assistant_they_know(tmp_path: Path) -> None:
+    # The same --ha as the tests': evaluate_bench needs the newest.
+    result = run("bench", "--ha", "2026.1", "evaluate_bench", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--ha oldest|newest" in result.stderr
+    assert list(tmp_path.iterdir()) == []

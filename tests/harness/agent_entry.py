@@ -1,6 +1,7 @@
 """The agent as tests and benchmarks use it: its entry, tools to offer it, asking it."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -8,6 +9,7 @@ from homeassistant.components import ai_task, conversation
 from homeassistant.const import CONF_MODEL, CONF_URL
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers import entity_registry as er, llm
+from homeassistant.helpers.chat_session import ChatSession
 import probatio as vol
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
@@ -169,6 +171,36 @@ def register_tools(hass: HomeAssistant, answers: dict[str, str]) -> str:
     return TOOLS_API_ID
 
 
+@contextmanager
+def asked(
+    hass: HomeAssistant,
+    agent_id: str,
+    text: str,
+    conversation_id: str | None = None,
+    listener: Callable[[conversation.ChatLog, dict[str, Any]], None] | None = None,
+    language: str = "en",
+    device_id: str | None = None,
+) -> Iterator[tuple[ChatSession, conversation.ChatLog, Context]]:
+    """The session and chat log a question is asked in, as the Assist pipeline opens them."""
+    context = Context()
+    user_input = conversation.ConversationInput(
+        text=text,
+        context=context,
+        conversation_id=conversation_id,
+        device_id=device_id,
+        satellite_id=None,
+        language=language,
+        agent_id=agent_id,
+    )
+    with (
+        async_get_chat_session(hass, conversation_id, context) as session,
+        conversation.async_get_chat_log(
+            hass, session, user_input, chat_log_delta_listener=listener
+        ) as chat_log,
+    ):
+        yield session, chat_log, context
+
+
 async def async_ask(
     hass: HomeAssistant,
     agent_id: str,
@@ -178,21 +210,10 @@ async def async_ask(
     language: str = "en",
 ) -> conversation.ConversationResult:
     """Ask as the Assist pipeline does, in `language`; `listener` sees each delta."""
-    context = Context()
-    user_input = conversation.ConversationInput(
-        text=text,
-        context=context,
-        conversation_id=conversation_id,
-        device_id=None,
-        satellite_id=None,
-        language=language,
-        agent_id=agent_id,
-    )
-    with (
-        async_get_chat_session(hass, conversation_id, context) as session,
-        conversation.async_get_chat_log(
-            hass, session, user_input, chat_log_delta_listener=listener
-        ),
+    with asked(hass, agent_id, text, conversation_id, listener, language) as (
+        session,
+        _chat_log,
+        context,
     ):
         return await conversation.async_converse(
             hass, text, session.conversation_id, context, language, agent_id

@@ -12,12 +12,12 @@ from typing import Any
 from homeassistant import loader
 from homeassistant.components import conversation
 from homeassistant.components.http.config import DATA_STORE as HTTP_CONFIG_STORE
-from homeassistant.core import Context, HomeAssistant
+from homeassistant.core import HomeAssistant
 from homeassistant.helpers import frame, intent
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import async_test_home_assistant
 
-from custom_components.desktop_assistant.chat_session import async_get_chat_session
+from tests.harness.agent_entry import asked
 from tests.harness.ports import free_port
 
 
@@ -131,44 +131,29 @@ async def _ask(
         if first_delta is None and delta.get("content"):
             first_delta = time.perf_counter() - started
 
-    context = Context()
-    user_input = conversation.ConversationInput(
-        text=text,
-        context=context,
-        conversation_id=conversation_id,
-        device_id=device_id,
-        satellite_id=None,
-        language=language,
-        agent_id=agent_id,
-    )
-    with async_get_chat_session(hass, conversation_id, context) as session:
-        try:
-            with conversation.async_get_chat_log(
-                hass, session, user_input, chat_log_delta_listener=listener
-            ) as chat_log:
-                asked_at = len(chat_log.content)
-                result = await conversation.async_converse(
-                    hass,
-                    text,
-                    session.conversation_id,
-                    context,
-                    language,
-                    agent_id,
-                    device_id=device_id,
-                )
-                content = chat_log.content[asked_at:]
-        except Exception as err:
-            return Answer(
+    asked_in = conversation_id
+    try:
+        with asked(
+            hass, agent_id, text, conversation_id, listener, language, device_id
+        ) as (session, chat_log, context):
+            asked_in = session.conversation_id
+            asked_at = len(chat_log.content)
+            result = await conversation.async_converse(
+                hass,
+                text,
                 session.conversation_id,
-                None,
-                False,
-                err,
-                first_delta,
-                time.perf_counter() - started,
-                [],
+                context,
+                language,
+                agent_id,
+                device_id=device_id,
             )
+            content = chat_log.content[asked_at:]
+    except Exception as err:
+        return Answer(
+            asked_in, None, False, err, first_delta, time.perf_counter() - started, []
+        )
     return Answer(
-        result.conversation_id or session.conversation_id,
+        result.conversation_id or asked_in,
         result.response.speech.get("plain", {}).get("speech", ""),
         result.response.response_type is intent.IntentResponseType.ERROR,
         None,
