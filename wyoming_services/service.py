@@ -154,10 +154,12 @@ class GuardedEventHandler(AsyncEventHandler):
             _LOGGER.exception("unexpected fault; closing the connection")
             await self._send_error("internal error", "internal")
         finally:
-            await self.disconnect()
-            self.limits.leave(self._held)
-            self._held = 0
-            self.writer.close()
+            try:
+                await self.disconnect()
+            finally:
+                self.limits.leave(self._held)
+                self._held = 0
+                self.writer.close()
 
     async def _next(self) -> bool:
         """Read and handle one event; False ends the connection."""

@@ -106,10 +106,11 @@ async def test_an_id_of_another_member_starts_a_new_conversation(
     assert his["user_id"] == bruno.id
 
 
-async def test_a_member_goes_on_in_their_own_and_the_households(
+async def test_a_member_goes_on_in_their_own_not_the_households(
     hass: HomeAssistant, agent: Agent
 ) -> None:
-    """The owner continues their conversation; anyone continues a household one."""
+    """The owner continues their conversation; a member naming a household
+    one starts their own, so what they type never becomes the household's."""
     anna, bruno = await member(hass, "Anna"), await member(hass, "Bruno")
     thread = await annas_conversation(agent, anna)
     agent.server.script.append(text_reply("Yes."))
@@ -122,9 +123,16 @@ async def test_a_member_goes_on_in_their_own_and_the_households(
         await agent.ask("Lights in the kitchen", context=Context())
     ).conversation_id
     agent.server.script.append(text_reply("Still on."))
-    his = await agent.ask("And now?", kitchen, context=Context(user_id=bruno.id))
-    assert his.conversation_id == kitchen
-    assert (await conversation_of(hass, kitchen))["user_id"] is None
+    his = await agent.ask(
+        "Bruno asks: and my doctor's appointment?",
+        kitchen,
+        context=Context(user_id=bruno.id),
+    )
+    assert his.conversation_id != kitchen
+    household = await conversation_of(hass, kitchen)
+    assert household["user_id"] is None
+    assert "doctor" not in str(household["entries"])
+    assert (await conversation_of(hass, his.conversation_id))["user_id"] == bruno.id
 
 
 async def test_a_voice_turn_cannot_open_a_members_conversation(

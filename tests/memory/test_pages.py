@@ -123,6 +123,57 @@ def test_remember_refuses_a_tombstoned_name(connection: sqlite3.Connection) -> N
     assert find_page(connection, "Marco") is None
 
 
+def test_deleting_one_owners_page_forever_leaves_the_others_of_that_name(
+    connection: sqlite3.Connection,
+) -> None:
+    """Anna, Bruno and the household each have a "Doctor"; Anna deletes hers."""
+    with transaction(connection):
+        annas = create_page(
+            connection, "Doctor", "person", text="Dr Rossi.\n", aliases=[],
+            now=1000.0, author="person", user_id="anna",
+        )  # fmt: skip
+        for owner in ("bruno", None):
+            create_page(
+                connection, "Doctor", "person", text="Dr Weber.\n", aliases=[],
+                now=1000.0, author="person", user_id=owner,
+            )  # fmt: skip
+            create_page(
+                connection, "Health", "other", text="See [[Doctor]].\n",
+                aliases=[], now=1000.0, author="person", user_id=owner,
+            )  # fmt: skip
+        create_page(
+            connection, "Visits", "other", text="Ask [[Doctor]].\n", aliases=[],
+            now=1000.0, author="person", user_id="anna",
+        )  # fmt: skip
+        unlinked = pages.delete_forever(connection, annas.id, "Doctor", 2000.0)
+    assert unlinked == ["Visits"]
+    for owner in ("bruno", None):
+        health = find_page(connection, "Health", owner)
+        assert health is not None and "[[Doctor]]" in health.text
+        assert find_page(connection, "Doctor", owner) is not None
+        assert note(connection, "Doctor", "Moved", user_id=owner)[1]
+    with pytest.raises(PageError, match="deleted forever"):
+        note(connection, "Doctor", "Moved", user_id="anna")
+
+
+def test_forget_takes_whole_words_never_parts_of_them(
+    connection: sqlite3.Connection,
+) -> None:
+    with transaction(connection):
+        create_page(
+            connection, "Kitchen", "other", text="- Likes tea\n- Cleans with steam\n"
+            "- Drinks green tea at night\n", aliases=[], now=1000.0,
+            author="person", user_id="anna",
+        )  # fmt: skip
+        page, gone = pages.forget_fact(connection, "Kitchen", "tea", 2000.0, "anna")
+    assert gone == 2
+    assert page.text == "- Cleans with steam\n"
+    for nothing in ("I", "a", "  "):
+        with transaction(connection), pytest.raises(PageError) as caught:
+            pages.forget_fact(connection, "Kitchen", nothing, 3000.0, "anna")
+        assert caught.value.code == "invalid_fact"
+
+
 def test_remember_refuses_a_recently_deleted_page(
     connection: sqlite3.Connection,
 ) -> None:

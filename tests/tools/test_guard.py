@@ -194,6 +194,17 @@ AS_PROGRAM = [
     ["git", "rebase", "-x", "{text}"],
     ["git", "grep", "--open-files-in-pager={text}", "x"],
     ["git", "fetch", "--upload-pack", "{text}", "origin"],
+    ["git", "grep", "-O{text}", "TODO"],
+    ["git", "rebase", "-x{text}", "main"],
+    ["git", "rebase", "--exe={text}", "main"],
+    ["git", "rebase", "--exe", "{text}", "main"],
+    ["git", "fetch", "--upload-p={text}", "origin"],
+    ["git", "clone", "-u", "{text}", "src", "dst"],
+    ["git", "clone", "-u{text}", "src", "dst"],
+    ["git", "submodule", "foreach", "{text}"],
+    ["git", "submodule", "--quiet", "foreach", "echo", "{text}"],
+    ["git", "bisect", "run", "{text}"],
+    ["git", "filter-branch", "--tree-filter", "{text}"],
     ["xargs", "-0", "{text}"],
     ["docker", "run", "alpine", "{text}"],
     ["docker", "exec", "box", "{text}"],
@@ -471,3 +482,21 @@ async def test_after_the_code_or_script_every_element_is_data(
     said = await registry.async_run("after_script", {"text": value})
     assert said == f"--name={value}"
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["git", "log", "--grep", "{text}"],
+        ["git", "log", "--author={text}"],
+        ["git", "commit", "-m", "{text}"],
+        ["git", "status", "-uno", "--", "{text}"],
+    ],
+)
+def test_gits_data_options_take_a_value(
+    write_folder: WriteFolder, folder: Path, command: list[str]
+) -> None:
+    write_folder(tools={"history": tool_file(command)})
+    loaded = load_folder(folder)
+    assert loaded.problems == ()
+    assert "history" in loaded.tools

@@ -202,3 +202,30 @@ async def test_wake_from_lets_only_the_listed_addresses_wake_the_desktop(
         assert (
             "the question came from 127.0.0.1, which whisper.wake_from" in caplog.text
         )
+
+
+async def test_kokoro_waits_for_the_agents_next_words_inside_a_stream(
+    kokoro_service: KokoroService, socket_enabled: None
+) -> None:
+    """Home Assistant opens the stream before a tool call: the tool's wait is no idling.
+
+    Before a stream and after it, silence past the bound ends the connection.
+    """
+    kokoro_service.limits = ClientLimits(idle_seconds=0.3)
+    async with tcp_server(kokoro_service.handler_factory) as port:
+        async with tcp_client(port) as client:
+            await client.write_event(SynthesizeStart().event())
+            await client.write_event(SynthesizeChunk(text="Let me check. ").event())
+            await asyncio.sleep(0.9)  # the tool runs
+            await client.write_event(SynthesizeChunk(text="It is sunny.").event())
+            await client.write_event(SynthesizeStop().event())
+            events = await read_until(client, "synthesize-stopped")
+            assert events[-1].type == "synthesize-stopped"
+            assert not [event for event in events if Error.is_type(event.type)]
+            assert await refused(client) == Error(
+                text="no event for 0.3 s", code="idle"
+            )
+        async with tcp_client(port) as idle:
+            await answered(idle)
+            assert await refused(idle) == Error(text="no event for 0.3 s", code="idle")
+    await until(lambda: kokoro_service.limits.connections == 0)

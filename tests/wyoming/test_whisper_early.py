@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 import contextlib
 import logging
 
+from pymicro_vad import MicroVad
 import pytest
 from wyoming.asr import Transcribe, Transcript
 from wyoming.audio import AudioChunk, AudioChunkConverter, AudioStart, AudioStop
@@ -22,7 +23,11 @@ from custom_components.desktop_assistant.text import words
 from tests.harness.real_engines import RealWhisperServer, speak
 from tests.harness.whisper_proxy import WhisperProxy, proxied
 from tests.harness.wyoming import read_until, tcp_client, whisper_wyoming
-from wyoming_services.whisper.early import TASK_NAME, SpeechPauses
+from wyoming_services.whisper.early import (
+    TASK_NAME,
+    SpeechPauses,
+    speech_probability_of,
+)
 
 QUESTION = "What is the weather like in Rome tomorrow?"
 BEFORE_PAUSE = "Turn on the light"
@@ -152,6 +157,21 @@ def test_pauses_are_heard_after_speech_only() -> None:
     assert pauses.pausing
     pauses.feed(pcm)
     assert not pauses.pausing
+
+
+class MicroVad2:
+    """pymicro-vad 2's reader, as its `MicroVad` names it (an add-on image installs it)."""
+
+    def __init__(self, installed: MicroVad) -> None:
+        self.process_10ms = speech_probability_of(installed)
+
+
+def test_microvad_is_read_by_either_versions_name() -> None:
+    installed = MicroVad()  # Home Assistant's pin, 1.0.1: Process10ms
+    silence = bytes(320)
+    for vad in (installed, MicroVad2(MicroVad())):
+        read = speech_probability_of(vad)
+        assert all(read(silence) < 0.5 for _ in range(100))
 
 
 def test_audio_sent_faster_than_spoken_is_not_read() -> None:

@@ -14,8 +14,8 @@ from ..limits import ClientLimits
 from ..service import ServiceError, StartUp, package_version, run_server, serve
 from .cache import PhraseCache
 from .engine import EngineError, KokoroEngine, choose, load_kokoro
-from .handler import MIN_CLAUSE, KokoroEventHandler, Voices, breaks_of
-from .language import AutoVoice
+from .handler import MIN_CLAUSE, KokoroEventHandler, breaks_of
+from .language import AutoVoice, Voices
 from .splitter import text_pieces
 from .voices import AUTO, VoiceCatalog, VoiceError
 

@@ -21,13 +21,13 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from ..limits import ClientLimits
+from ..limits import STREAM_IDLE_SECONDS, ClientLimits
 from ..service import BadEventError, GuardedEventHandler
 from .engine import CHANNELS, RATE, WIDTH, EngineError, KokoroEngine, Speech, Stages
-from .language import AutoVoice
+from .language import AutoVoice, UnknownVoiceError, Voices
 from .phrasing import Breaks, language_breaks
 from .splitter import Pacer, TextSplitter, speakable_pieces, text_pieces
-from .voices import AUTO, Voice, VoiceCatalog
+from .voices import Voice
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -44,45 +44,6 @@ SENTENCE_PAUSE = 0.1
 # sentence being written are spoken without waiting for its end. A clause is
 # at least this long (three words or so); "Sure," goes with what follows it.
 MIN_CLAUSE = 16
-
-
-class UnknownVoiceError(Exception):
-    """The client asked for a voice (or language) this server does not have."""
-
-
-@dataclass
-class Voices:
-    """What a handler needs to turn a requested voice into one to speak with."""
-
-    catalog: VoiceCatalog
-    auto: AutoVoice | None
-
-    @property
-    def names(self) -> list[str]:
-        """Every name a client may ask for."""
-        return ([AUTO] if self.auto else []) + list(self.catalog.voices)
-
-    def resolve(self, requested: SynthesizeVoice | None) -> Voice | AutoVoice:
-        """By name; else by language; else `auto` if configured; else the first."""
-        name = requested.name if requested else None
-        language = requested.language if requested else None
-        if name:
-            if name == AUTO and self.auto is not None:
-                return self.auto
-            if voice := self.catalog.get(name):
-                return voice
-            raise UnknownVoiceError(
-                f"unknown voice {name!r:.60}; available: {', '.join(self.names)}"
-            )
-        if language:
-            if voice := self.catalog.for_language(language):
-                return voice
-            raise UnknownVoiceError(
-                f"no voice speaks {language!r:.60}; available: {', '.join(self.names)}"
-            )
-        if self.auto is not None:
-            return self.auto
-        return next(iter(self.catalog.voices.values()))
 
 
 @dataclass
@@ -269,6 +230,13 @@ class KokoroEventHandler(GuardedEventHandler):
         self._voices = voices
         self._max_characters = max_characters
         self._stream: _TextStream | None = None
+
+    def idle_timeout(self) -> float | None:
+        """Longer inside a started stream: the agent's next words may follow a tool."""
+        idle = super().idle_timeout()
+        if self._stream is None or idle is None:
+            return idle
+        return max(idle, STREAM_IDLE_SECONDS)
 
     async def handle_event(self, event: Event) -> bool:
         """Dispatch one event."""

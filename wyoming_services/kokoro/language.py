@@ -1,13 +1,18 @@
-"""The `auto` voice: per sentence, the configured voice of the sentence's language."""
+"""Which voice speaks: by the request's name or language, or `auto`.
+
+The `auto` voice: per sentence, the configured voice of the sentence's language.
+"""
 
 from collections.abc import Sequence
 import copy
+from dataclasses import dataclass
 from functools import cache
 import logging
 
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
+from wyoming.tts import SynthesizeVoice
 
-from .voices import Voice
+from .voices import AUTO, Voice, VoiceCatalog
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -62,3 +67,42 @@ class AutoVoice:
         if confidence < MIN_CONFIDENCE:
             return previous or self.default
         return self.by_language[language]
+
+
+class UnknownVoiceError(Exception):
+    """The client asked for a voice (or language) this server does not have."""
+
+
+@dataclass
+class Voices:
+    """What a handler needs to turn a requested voice into one to speak with."""
+
+    catalog: VoiceCatalog
+    auto: AutoVoice | None
+
+    @property
+    def names(self) -> list[str]:
+        """Every name a client may ask for."""
+        return ([AUTO] if self.auto else []) + list(self.catalog.voices)
+
+    def resolve(self, requested: SynthesizeVoice | None) -> Voice | AutoVoice:
+        """By name; else by language; else `auto` if configured; else the first."""
+        name = requested.name if requested else None
+        language = requested.language if requested else None
+        if name:
+            if name == AUTO and self.auto is not None:
+                return self.auto
+            if voice := self.catalog.get(name):
+                return voice
+            raise UnknownVoiceError(
+                f"unknown voice {name!r:.60}; available: {', '.join(self.names)}"
+            )
+        if language:
+            if voice := self.catalog.for_language(language):
+                return voice
+            raise UnknownVoiceError(
+                f"no voice speaks {language!r:.60}; available: {', '.join(self.names)}"
+            )
+        if self.auto is not None:
+            return self.auto
+        return next(iter(self.catalog.voices.values()))

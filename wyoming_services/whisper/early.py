@@ -13,14 +13,16 @@ own pipeline runs, on 10 ms frames at its in-command threshold.
 
 import asyncio
 from collections.abc import Callable
-import contextlib
 from dataclasses import dataclass
+import logging
 import time
 
 from pymicro_vad import MicroVad
 
 from .client import Transcription, WhisperServerDownError
 from .servers import WhisperServers
+
+_LOGGER = logging.getLogger(__name__)
 
 FRAME_BYTES = 320  # 10 ms of 16 kHz 16-bit mono: what microVAD reads
 # Home Assistant's in-command threshold (assist_pipeline/vad.py).
@@ -42,6 +44,15 @@ TASK_NAME = "whisper early transcript"
 type Request = Callable[[], tuple[bytes, str] | None]
 
 
+def speech_probability_of(vad: object) -> Callable[[bytes], float]:
+    """The reader of 10 ms of audio of microVAD, by either version's name.
+
+    `process_10ms` from pymicro-vad 2 on, `Process10ms` before: Home
+    Assistant pins 1.0.1, an add-on image installs the newest.
+    """
+    return getattr(vad, "process_10ms", None) or vad.Process10ms  # type: ignore[attr-defined]
+
+
 class SpeechPauses:
     """One utterance's audio as microVAD hears it: where speech last ended."""
 
@@ -50,7 +61,7 @@ class SpeechPauses:
         pause_seconds: float = PAUSE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._vad = MicroVad()
+        self._speech_probability = speech_probability_of(MicroVad())
         self._clock = clock
         self._started = clock()
         self._pause_frames = round(pause_seconds * 100)
@@ -75,7 +86,7 @@ class SpeechPauses:
             del self._unread[:FRAME_BYTES]
             self._frames += 1
             # microVAD answers -1 until it has read enough audio.
-            if self._vad.Process10ms(frame) > SPEECH_PROBABILITY:
+            if self._speech_probability(frame) > SPEECH_PROBABILITY:
                 self.speech_end = self._frames * FRAME_BYTES
                 self._silent_frames = 0
             else:
@@ -183,6 +194,12 @@ class EarlyTranscript:
 
 
 async def _cancel(task: asyncio.Task) -> None:
+    """Cancel a request and wait for it; a cancellation of our own goes on."""
     task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
+    try:
         await task
+    except asyncio.CancelledError:
+        if (current := asyncio.current_task()) is not None and current.cancelling():
+            raise
+    except Exception:  # its fault answers nobody
+        _LOGGER.debug("a cancelled request ended with a fault", exc_info=True)

@@ -142,9 +142,11 @@ class WhisperEventHandler(GuardedEventHandler):
     def _early_request(self) -> tuple[bytes, str] | None:
         """What to ask for at a pause: the audio so far, in the language to use."""
         try:
-            return _wav(bytes(self._audio)), self._language_for_whisper()
+            # The language first: a refused one is refused before any WAV.
+            language = self._language_for_whisper()
         except UtteranceError:
             return None  # refused at audio-stop
+        return _wav(bytes(self._audio)), language
 
     def _downmix(self, chunk: AudioChunk) -> AudioChunk:
         """Average the channels into one.

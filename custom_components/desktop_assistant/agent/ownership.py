@@ -1,10 +1,13 @@
-"""The conversation a turn goes on in: the asker's own, never another member's.
+"""The conversation a turn goes on in: the asker's own, never another's.
 
 Every door that reaches our agent (`conversation/process`, the Assist
 pipeline, the `conversation.process` action, Chat) names a conversation id
-that anyone can type. A turn whose id belongs to someone the rule
-(`reader.py`) does not let it read starts a new conversation instead: it
-gets none of that conversation's history and writes nothing into it. Home
+that anyone can type. A turn goes on only in a conversation of its own
+asker (a member's in their own, a satellite's or an automation's in the
+household's); any other id starts a new conversation instead: it gets none
+of that conversation's history and writes nothing into it. A member's
+words in a household conversation would be the household's, readable by
+every member: what a member types stays theirs. Home
 Assistant 2026.11 checks a session's owner itself when given the turn's
 context; on 2026.10 this is the only check.
 
@@ -24,7 +27,6 @@ from homeassistant.util.hass_dict import HassKey
 from ..chat import database as chat_database
 from ..chat_session import async_get_chat_session
 from ..const import DOMAIN
-from ..reader import Reader
 from ..record import owners as record_owners
 from ..runtime import DATA_RECORD
 from ..store import StoreError
@@ -62,20 +64,18 @@ async def async_owner(hass: HomeAssistant, conversation_id: str) -> Owner:
 async def async_own_input(
     hass: HomeAssistant, user_input: conversation.ConversationInput
 ) -> tuple[conversation.ConversationInput, str | None]:
-    """The turn's input, in a new conversation if its id is another member's.
+    """The turn's input, in a new conversation if its id is someone else's.
 
-    Also whose the conversation it goes on in is: its owner's when known,
-    else the asker's (None: the household's).
+    Also whose the conversation it goes on in is: the asker's (None: the
+    household's).
     """
     user_id = user_input.context.user_id
     if user_input.conversation_id is None:
         return user_input, user_id
     known, owner = await async_owner(hass, user_input.conversation_id)
-    if not known:
-        return user_input, user_id
-    if not Reader(user_id).may_read(owner):
+    if known and owner != user_id:
         return dataclasses.replace(user_input, conversation_id=None), user_id
-    return user_input, owner
+    return user_input, user_id
 
 
 @callback

@@ -23,12 +23,16 @@ def page_detail(connection: sqlite3.Connection, page: Page) -> dict[str, Any]:
 
 
 def backlinks(connection: sqlite3.Connection, page: Page) -> list[dict[str, Any]]:
-    """Return the live pages whose text links to `page` by any of its names."""
+    """Return the live pages of its owner whose text links to `page` by any of its names.
+
+    Another owner's [[same name]] is their own page's link.
+    """
     names = page.names
     result = []
     for row in connection.execute(
-        "SELECT id, name, text FROM pages WHERE deleted_at IS NULL AND id != ?",
-        (page.id,),
+        "SELECT id, name, text FROM pages "
+        "WHERE deleted_at IS NULL AND id != ? AND user_id IS ?",
+        (page.id, page.user_id),
     ):
         if names & {fold_name(link) for link in links(row[2])}:
             result.append({"page_id": row[0], "name": row[1]})

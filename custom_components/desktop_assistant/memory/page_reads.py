@@ -165,11 +165,14 @@ def tombstones(connection: sqlite3.Connection) -> frozenset[str]:
     )
 
 
-def is_tombstoned(connection: sqlite3.Connection, name: str) -> bool:
-    """Whether `name` was deleted forever."""
+def is_tombstoned(connection: sqlite3.Connection, name: str, owner: str | None) -> bool:
+    """Whether `owner`'s page named `name` (None: the household's) was deleted forever.
+
+    Tombstones are keyed as names are (`name_key`): each owner's own.
+    """
     return (
         connection.execute(
-            "SELECT 1 FROM tombstones WHERE folded = ?", (fold_name(name),)
+            "SELECT 1 FROM tombstones WHERE folded = ?", (name_key(name, owner),)
         ).fetchone()
         is not None
     )

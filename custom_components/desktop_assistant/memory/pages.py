@@ -8,7 +8,7 @@ Assistant; times and days come in as arguments.
 import sqlite3
 from typing import Final
 
-from ..text import fold_name
+from ..text import ALL_STOP_WORDS, fold_name, words
 from .errors import PageError
 from .forget import forget_in_runs, page_line_keys
 from .page_reads import (
@@ -104,14 +104,14 @@ def create_page(
     if kind not in PAGE_KINDS:
         raise PageError("invalid_type", f"a page's type is one of {PAGE_KINDS}")
     for each in (name, *aliases):
-        if is_tombstoned(connection, each):
+        if is_tombstoned(connection, each, user_id):
             if not allow_tombstoned:
                 raise PageError(
                     "tombstoned",
                     f"{each!r} was deleted forever; the assistant does not recreate it",
                 )
             connection.execute(
-                "DELETE FROM tombstones WHERE folded = ?", (fold_name(each),)
+                "DELETE FROM tombstones WHERE folded = ?", (name_key(each, user_id),)
             )
     cursor = connection.execute(
         "INSERT INTO pages (name, kind, text, created_at, updated_at, user_id) "
@@ -144,7 +144,7 @@ def _page_to_note_on(
     if fold_name(page_name) == PROFILE:
         return ensure_profile(connection, now, owner)
     if (page := page_named(connection, page_name, owner)) is None:
-        if is_tombstoned(connection, page_name):
+        if is_tombstoned(connection, page_name, owner):
             raise PageError(
                 "tombstoned",
                 f"{page_name!r} was deleted forever by the household; "
@@ -242,7 +242,7 @@ def edit_page(
         connection.execute("UPDATE pages SET text = ? WHERE id = ?", (text, page_id))
     if aliases is not None:
         for alias in aliases:
-            if is_tombstoned(connection, alias) and author != "person":
+            if is_tombstoned(connection, alias, page.user_id) and author != "person":
                 raise PageError("tombstoned", f"{alias!r} was deleted forever")
         set_names(connection, page_id, page.name, aliases)
     return revise(connection, page_id, now, author, run=run, note=note)
@@ -340,8 +340,10 @@ def delete_forever(
     line_keys = page_line_keys(connection, page)
     names = {fold_name(page.name), *(fold_name(alias) for alias in page.aliases)}
     unlinked = []
+    # Another owner's [[same name]] is their own page's link.
     for row in connection.execute(
-        "SELECT id, text FROM pages WHERE id != ?", (page_id,)
+        "SELECT id, text FROM pages WHERE id != ? AND user_id IS ?",
+        (page_id, page.user_id),
     ).fetchall():
         if (new_text := unlink(row[1], names)) != row[1]:
             connection.execute(
@@ -350,7 +352,10 @@ def delete_forever(
             unlinked.append(revise(connection, row[0], now, "person").name)
     connection.executemany(
         "INSERT OR REPLACE INTO tombstones (folded, name, at) VALUES (?, ?, ?)",
-        [(fold_name(each), each, now) for each in (page.name, *page.aliases)],
+        [
+            (name_key(each, page.user_id), each, now)
+            for each in (page.name, *page.aliases)
+        ],
     )
     connection.execute("DELETE FROM page_search WHERE rowid = ?", (page_id,))
     connection.execute("DELETE FROM pages WHERE id = ?", (page_id,))
@@ -403,20 +408,21 @@ def forget_fact(
     """Remove the lines of `user_id`'s own page that say `fact`, as a new revision.
 
     "Forget that": only a person's own pages, never the household's or
-    another's; a line says the fact when its words hold the fact's words.
-    Returns the page and how many lines went.
+    another's; a line says the fact when its words hold the fact's words,
+    whole and in order ("tea" is not in "steam"). A fact of stop words
+    alone ("I", "a") says nothing. Returns the page and how many lines went.
     """
     page = page_named(connection, page_name, user_id)
     if page is None or page.deleted_at is not None:
         raise PageError("not_found", f"you have no page {page_name!r}")
-    said = line_key(fact)
-    if not said:
+    said = words(line_key(fact))
+    if not set(said) - ALL_STOP_WORDS:
         raise PageError("invalid_fact", "say which fact to forget")
     lines = page.text.splitlines()
     kept = [
         line
         for line in lines
-        if line.lstrip().startswith("#") or said not in line_key(line)
+        if line.lstrip().startswith("#") or not _says(words(line_key(line)), said)
     ]
     if len(kept) == len(lines):
         raise PageError("not_found", f"nothing on {page.name!r} says {fact!r}")
@@ -425,3 +431,11 @@ def forget_fact(
     )
     page = revise(connection, page.id, now, "person", note="forgotten on request")
     return page, len(lines) - len(kept)
+
+
+def _says(line: list[str], fact: list[str]) -> bool:
+    """Whether a line's words hold the fact's words, whole and in order."""
+    return any(
+        line[start : start + len(fact)] == fact
+        for start in range(len(line) - len(fact) + 1)
+    )

@@ -47,8 +47,12 @@ class Kind:
     # is given, no operand is code, and every operand is the code's data.
     code_letters: str = ""
     code_long: tuple[str, ...] = ()
-    # Options, anywhere in its arguments, whose value is a program it runs.
+    # Options, anywhere in its arguments, whose value is a program it runs:
+    # a short one's value may be glued to it (-O{x}), a long one may be
+    # shortened (--exe).
     program_options: tuple[str, ...] = ()
+    # Subcommands after which every argument may be run (git bisect run).
+    program_subcommands: tuple[tuple[str, ...], ...] = ()
 
 
 SHELL = Kind("shell", value_letters="oO")
@@ -64,8 +68,10 @@ GIT_PROGRAM_OPTIONS = (
     "-O",
     "--open-files-in-pager",
     "--upload-pack",
+    "-u",
     "--receive-pack",
 )
+GIT_PROGRAM_SUBCOMMANDS = (("submodule", "foreach"), ("bisect", "run"), ("filter-branch",))
 
 
 def _table(*groups: tuple[Kind, str]) -> dict[str, Kind]:
@@ -117,7 +123,15 @@ KINDS = _table(
     (Kind("wrapper", operands=2), "docker podman nerdctl"),
     # Its options -c, -C, --config-env (and the rest) configure what it
     # runs; the subcommand may be an alias that runs a shell.
-    (Kind("wrapper", "cC", program_options=GIT_PROGRAM_OPTIONS), "git"),
+    (
+        Kind(
+            "wrapper",
+            "cC",
+            program_options=GIT_PROGRAM_OPTIONS,
+            program_subcommands=GIT_PROGRAM_SUBCOMMANDS,
+        ),
+        "git",
+    ),
     (Kind("plain", program_options=("-exec", "-execdir", "-ok", "-okdir")), "find"),
 )
 
@@ -209,9 +223,21 @@ def _program_option(
     command: Sequence[str], position: int, kind: Kind
 ) -> Refusal | None:
     """A placeholder as the value of an option that names a program to run."""
+    if found := _after_program_subcommand(command, position, kind):
+        return found
     for index in range(position + 1, len(command)):
         option, joined, _ = command[index].partition("=")
-        if option not in kind.program_options:
+        glued = next(
+            (
+                short
+                for short in kind.program_options
+                if len(short) == 2 and option.startswith(short) and option != short
+            ),
+            None,
+        )
+        if glued is not None:
+            option, joined = glued, "glued"
+        elif not (option := _program_option_named(option, kind)):
             continue
         target = index if joined else index + 1
         if target < len(command) and (names := PLACEHOLDER.findall(command[target])):
@@ -221,6 +247,32 @@ def _program_option(
                     name=names[0], runner=command[position], option=option
                 ),
             )
+    return None
+
+
+def _program_option_named(option: str, kind: Kind) -> str:
+    """The program option `option` names, whole or a long one shortened; "" if none."""
+    if option in kind.program_options:
+        return option
+    if option.startswith("--") and len(option) > 3:
+        return next((o for o in kind.program_options if o.startswith(option)), "")
+    return ""
+
+
+def _after_program_subcommand(
+    command: Sequence[str], position: int, kind: Kind
+) -> Refusal | None:
+    """A placeholder after a subcommand that runs its arguments (git bisect run).
+
+    The subcommand's words in order, options between them or not.
+    """
+    for words in kind.program_subcommands:
+        matched = 0
+        for index in range(position + 1, len(command)):
+            if command[index] == words[matched]:
+                matched += 1
+                if matched == len(words):
+                    return _first_placeholder(command, index + 1, len(command), ANY)
     return None
 
 
