@@ -85,17 +85,19 @@ async def async_attachment_parts(
 def keep_servers_that_see(
     route: Route, task_name: str, attached: AttachmentParts
 ) -> None:
-    """With images, only servers whose `/props` reports vision are asked.
+    """With images, only servers that may see them are asked.
 
-    None seeing is a translated error naming the first image and the
-    agent's own server, before any request.
+    A server whose `/props` reports vision, or whose `/props` is not known
+    (asleep since Home Assistant started, or not llama-server): it is asked,
+    and one that cannot see says so. None that may is a translated error
+    naming the first image and the agent's own server, before any request.
     """
     if not attached.images:
         return
     seeing = [
         server
         for server in route.servers
-        if (props := server.runtime.health.props) is not None and props.vision
+        if (props := server.runtime.health.props) is None or props.vision
     ]
     if not seeing:
         raise HomeAssistantError(

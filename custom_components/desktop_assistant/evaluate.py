@@ -71,6 +71,8 @@ async def async_evaluate(
     with async_get_activity(hass).turn():
         if (asleep := route.server_to_wake()) is not None:
             await route.async_wait_for(asleep)
+            # Awake, it says whether it sees images.
+            keep_servers_that_see(route, task.name, attached)
         for question_id, one in asked.items():
             try:
                 answers[question_id] = await _async_answer(

@@ -18,7 +18,7 @@ from custom_components.desktop_assistant.agent.echo import (
 )
 from custom_components.desktop_assistant.const import DEFAULT_AGENT_OPTIONS, DOMAIN
 from tests.harness.agent import Agent, run_text_pipeline, speech
-from tests.harness.llama_server import MODEL_ID, text_reply, tool_call_reply
+from tests.harness.llama_server import MODEL_ID, Reply, text_reply, tool_call_reply
 
 ERROR = "no OpenWeatherMap key is set: add KEY= to the WEATHER_ENV file"
 WEATHER = f"""\
@@ -104,6 +104,24 @@ async def test_a_tool_error_repeated_is_heard_as_our_sentence(
         ),
         ("fault", HEARD[language], "tool_failed"),
     ]
+
+
+async def test_text_held_back_is_kept_when_the_server_fails_mid_reply(
+    agent: Agent, hass_ws_client: Any
+) -> None:
+    """Held back as a possible echo, then the connection cut: nothing is lost."""
+    agent.server.script = [
+        tool_call_reply(("desktop_assistant__weather", '{"place": "Rome"}')),
+        Reply(events=text_reply("No OpenWeatherMap", " key").events[:-2], cut=True),
+    ]
+
+    result = await agent.ask("Weather in Rome?")
+
+    entries = await recorded(hass_ws_client, agent, result.conversation_id)
+    assert [text for kind, text, _ in entries if kind == "assistant"] == [
+        "No OpenWeatherMap key"
+    ]
+    assert entries[-1][0] == "fault"
 
 
 async def test_the_repeated_error_never_reaches_the_dialog(

@@ -270,6 +270,8 @@ class LlamaServerStandIn:
     template_calls_tools: bool | None = None
     # What `GET /props` reports of the model: whether it sees images.
     vision: bool = False
+    # Unset: no `GET /props` (404), as an OpenAI server that is not llama-server.
+    has_props: bool = True
     # `GET /health`'s status: 200 with the model loaded, 503 while it loads.
     health_status: int = 200
     # Set: `GET /health` never answers either (a machine going to sleep).
@@ -307,6 +309,8 @@ class LlamaServerStandIn:
     async def handle_props(self, request: web.Request) -> web.StreamResponse:
         """Answer `GET /props` like llama-server (the fields clients read)."""
         self.requests.append(request)
+        if not self.has_props:
+            raise web.HTTPNotFound
         return web.json_response(
             {
                 "total_slots": self.total_slots,

@@ -35,6 +35,12 @@ def sees(llama_server: LlamaServerStandIn) -> None:
     llama_server.vision = True
 
 
+@pytest.fixture
+def no_props(llama_server: LlamaServerStandIn) -> None:
+    """The stand-in has no `/props`: whether it sees images is not known."""
+    llama_server.has_props = False
+
+
 def attachment(name: str, media_type: str) -> dict[str, str]:
     """The service's attachment of a file in the media folder."""
     return {
@@ -101,6 +107,22 @@ async def test_an_image_to_a_server_without_vision_is_refused_before_any_request
     )
     assert placeholders["server"] == llama_server.url
     assert llama_server.chat_requests == []
+
+
+async def test_an_image_goes_to_a_server_whose_props_are_unknown(
+    hass: HomeAssistant,
+    media: Path,
+    no_props: None,
+    llama_server: LlamaServerStandIn,
+    task_entity: str,
+) -> None:
+    """Not llama-server (no `/props`), or not reached yet: asked, not refused."""
+    (media / "door.png").write_bytes(PIXEL_PNG)
+    llama_server.script = [text_reply("A parcel.")]
+    result = await generate(hass, task_entity, attachment("door.png", "image/png"))
+    assert result is not None and result["data"] == "A parcel."
+    (request,) = llama_server.chat_requests
+    assert request["messages"][-1]["content"][1]["type"] == "image_url"
 
 
 async def test_a_text_file_is_inlined_as_data(

@@ -245,6 +245,8 @@ class ToolLoop:
                 turn.route.tried,
                 without_credentials(repr(err)),
             )
+            # Text held back as a possible echo was never shown: the record keeps it.
+            turn.withheld = stream.guard.held.strip() if stream.guard.holding else ""
             if delta := await self._async_fault(turn, err.kind, stream.streamed_text):
                 yield delta
             return

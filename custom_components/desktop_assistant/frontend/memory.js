@@ -208,7 +208,13 @@ export class MemoryView extends View {
         "data-field": "owner",
         "aria-label": this.t("owners.whose"),
         onchange: async (event) => {
-          this.current = await this.call({ type: "memory/pages/move", page_id: page.page_id, owner: event.target.value });
+          try {
+            this.current = await this.call({ type: "memory/pages/move", page_id: page.page_id, owner: event.target.value });
+          } catch {
+            // Refused (the error bar says why): the page is still whose it was.
+            event.target.value = current;
+            return;
+          }
           await this.refresh();
           this.renderPage();
         },

@@ -1,4 +1,4 @@
-"""Memory's tables in assistant.db (migrations 2, 3, 8 and 11).
+"""Memory's tables in assistant.db (its migrations: `SCHEMA`, below).
 
 A page's names (its name and aliases) live in `page_names`, keyed by the
 folded name, so two pages can never share a name ignoring case and accents.
@@ -139,9 +139,9 @@ CREATE UNIQUE INDEX nightly_runs_by_job_run ON nightly_runs (job_run);
 # Whose each page is (issue 38): one person's (their user id) or, NULL, the
 # household's, as every page before. Each revision keeps whose the page was,
 # so that a move between a person and the household reverts like any edit.
-# A person's names are keyed in `page_names` as `<user id>:<folded name>`
-# (see `page.name_key`): two people, and the household, may each have a page
-# of the same name.
+# A person's names are keyed in `page_names` as the user id, a unit
+# separator, then the folded name (`page_reads.name_key`): two people, and
+# the household, may each have a page of the same name.
 PAGE_OWNERS_V13: Final = """
 ALTER TABLE pages ADD COLUMN user_id TEXT;
 ALTER TABLE page_revisions ADD COLUMN user_id TEXT;

@@ -197,7 +197,8 @@ class Route:
         own = self.own
         waker = own.runtime.waker
         if (
-            waker is None
+            own not in self.servers  # left out: it cannot answer this request
+            or waker is None
             or waker.wait <= 0
             or own.runtime.health.reachable is not False
         ):
@@ -231,7 +232,9 @@ class Route:
         return True
 
     def _put_first(self, server: Server) -> None:
-        self.servers = [server, *(s for s in self.servers if s is not server)]
+        """Ask `server` first, if the route asks it at all."""
+        if server in self.servers:
+            self.servers = [server, *(s for s in self.servers if s is not server)]
 
 
 async def async_wait_until_reachable(

@@ -1,9 +1,8 @@
 """The migration runner: each feature hands in its schema as a list of migrations.
 
 `user_version` is the number of the last migration applied. Versions are
-one sequence over all features (the record 1, 4 and 9, memory 2, 3, 8
-and 11, the tool files 5, the jobs 6, chat 7 and 10), so a
-database keeps the numbers it was written with. A released migration is
+one sequence over all features (each feature's `schema.py` lists its own),
+so a database keeps the numbers it was written with. A released migration is
 never edited; a change to a schema is a new migration with the next number.
 """
 
