@@ -71,7 +71,11 @@ GIT_PROGRAM_OPTIONS = (
     "-u",
     "--receive-pack",
 )
-GIT_PROGRAM_SUBCOMMANDS = (("submodule", "foreach"), ("bisect", "run"), ("filter-branch",))
+GIT_PROGRAM_SUBCOMMANDS = (
+    ("submodule", "foreach"),
+    ("bisect", "run"),
+    ("filter-branch",),
+)
 
 
 def _table(*groups: tuple[Kind, str]) -> dict[str, Kind]:
