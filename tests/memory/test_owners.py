@@ -15,6 +15,7 @@ import pytest
 
 from custom_components.desktop_assistant.const import DOMAIN
 from custom_components.desktop_assistant.memory import Memory
+from custom_components.desktop_assistant.memory.context import PERSON_INSTRUCTIONS
 from custom_components.desktop_assistant.memory.page_reads import (
     find_page,
     profile_page,
@@ -83,8 +84,12 @@ async def test_a_members_remember_lands_on_their_profile_and_prompt_only(
     assert household is None or "allergic" not in household.text
 
     assert "allergic to nuts" in await prompt_of(agent, anna)
-    assert "allergic" not in await prompt_of(agent, bruno)
-    assert "allergic" not in await prompt_of(agent, None)
+    # Bruno has no page yet: the household's, told as a person's own.
+    brunos = await prompt_of(agent, bruno)
+    assert "allergic" not in brunos
+    assert PERSON_INSTRUCTIONS in brunos and "Profile of the person asking" in brunos
+    household = await prompt_of(agent, None)
+    assert "allergic" not in household and PERSON_INSTRUCTIONS not in household
 
 
 async def test_what_do_you_remember_about_me_and_forget_that(

@@ -23,6 +23,9 @@ from .page_reads import Page, list_pages
 from .search import recall, recall_text
 from .text import note_line
 
+# The context of a known person with no page of their own yet (no user id
+# is empty): the household's pages, and their profile, still empty.
+NO_PAGES: Final = ""
 PROFILE_BUDGET: Final = 800
 
 
@@ -51,9 +54,12 @@ class Memory:
     def context_for(self, user_id: str | None) -> str:
         """What the model sees in a turn of `user_id`: theirs and the household's.
 
-        A person with no page yet sees the household's.
+        A person with no page yet sees the household's, told as a person's:
+        what they say of themselves goes on their own pages.
         """
-        return self.contexts.get(user_id, self.contexts[None])
+        if user_id is None:
+            return self.contexts[None]
+        return self.contexts.get(user_id, self.contexts[NO_PAGES])
 
     @callback
     def async_add_listener(self, listener: Callable[[], None]) -> CALLBACK_TYPE:
@@ -174,7 +180,10 @@ class Memory:
 
 
 def _context(connection: sqlite3.Connection) -> tuple[dict[str | None, str], int]:
-    contexts: dict[str | None, str] = {None: build_context(connection)}
+    contexts: dict[str | None, str] = {
+        None: build_context(connection),
+        NO_PAGES: build_context(connection, NO_PAGES),
+    }
     for user_id in owners_with_pages(connection):
         contexts[user_id] = build_context(connection, user_id)
     return contexts, profile_usage(connection)
