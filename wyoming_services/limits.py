@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 # server's info, so 32 serve 16 satellites asking at the same moment.
 DEFAULT_MAX_CONNECTIONS = 32
 DEFAULT_IDLE_SECONDS = 60.0
-# Inside Kokoro's started text stream: Home Assistant opens it when the
-# agent's first words come before a tool call, and the tool and the next
-# round on a CPU server may take minutes (the agent's turn limit, 300 s).
+# Inside Kokoro's started text stream that has spoken all it got: Home
+# Assistant opens it when the agent's first words come before a tool call,
+# and the tool and the next round on a CPU server may take minutes (the
+# agent's turn limit, 300 s). Text held unspoken keeps the usual bound.
 STREAM_IDLE_SECONDS = 600.0
 # The relay's audio: about 1000 s at 16 kHz, 30 s for each of 32 connections.
 DEFAULT_MAX_AUDIO_MB = 32

@@ -163,13 +163,11 @@ class GuardedEventHandler(AsyncEventHandler):
 
     async def _next(self) -> bool:
         """Read and handle one event; False ends the connection."""
-        timeout = self.idle_timeout()
         try:
-            async with asyncio.timeout(timeout):
-                event = await read_event(self.reader)
-        except TimeoutError:
-            _LOGGER.warning("client idle for %g s; closing", timeout)
-            await self._send_error(f"no event for {timeout:g} s", "idle")
+            event = await self._read_within_idle_timeout()
+        except TimeoutError as err:
+            _LOGGER.warning("client idle for %s s; closing", err)
+            await self._send_error(f"no event for {err} s", "idle")
             return False
         except _UnreadableEventError as err:
             _LOGGER.warning("unreadable event: %s; closing", err)
@@ -189,6 +187,39 @@ class GuardedEventHandler(AsyncEventHandler):
             _LOGGER.warning("closing a connection: %s", err)
             await self._send_error(str(err), "busy")
             return False
+
+    async def _read_within_idle_timeout(self) -> Event | None:
+        """The next event; TimeoutError (the bound, as text) past the idle timeout.
+
+        When the bound passes it is asked again, from the last event: what
+        the handler did meanwhile may have lengthened it (Kokoro, once it
+        has spoken what it got).
+        """
+        loop = asyncio.get_running_loop()
+        since = loop.time()
+        check_at: asyncio.TimerHandle | None = None
+        bound = ""
+        try:
+            async with asyncio.timeout(None) as deadline:
+
+                def check() -> None:
+                    nonlocal check_at, bound
+                    if (timeout := self.idle_timeout()) is None:
+                        return
+                    if (at := since + timeout) > loop.time():
+                        check_at = loop.call_at(at, check)
+                        return
+                    bound = f"{timeout:g}"
+                    deadline.reschedule(loop.time())
+
+                check()
+                try:
+                    return await read_event(self.reader)
+                finally:
+                    if check_at is not None:
+                        check_at.cancel()
+        except TimeoutError:
+            raise TimeoutError(bound) from None
 
     async def _send_error(self, text: str, code: str) -> None:
         with contextlib.suppress(ConnectionError):

@@ -232,9 +232,18 @@ class KokoroEventHandler(GuardedEventHandler):
         self._stream: _TextStream | None = None
 
     def idle_timeout(self) -> float | None:
-        """Longer inside a started stream: the agent's next words may follow a tool."""
+        """Longer in a stream that has spoken all it got: a tool may run meanwhile.
+
+        A client whose text waits unspoken is held to the usual bound.
+        """
         idle = super().idle_timeout()
-        if self._stream is None or idle is None:
+        stream = self._stream
+        if (
+            stream is None
+            or idle is None
+            or not stream.idle
+            or stream.waiting_characters
+        ):
             return idle
         return max(idle, STREAM_IDLE_SECONDS)
 
