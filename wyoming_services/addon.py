@@ -37,6 +37,8 @@ WHISPER_OPTIONS = (
     "wake_port",
     "wake_from",
 )
+# The relay's options that are on or off.
+WHISPER_SWITCHES = ("transcribe_at_pause",)
 OPTIONS_SOURCE = "add-on options"
 WAIT_STEP = 0.5  # seconds between describe attempts
 EXIT_FAILURE = 1
@@ -54,6 +56,11 @@ def whisper_toml(options: dict[str, Any]) -> str:
     for key in WHISPER_OPTIONS:
         if options.get(key) not in (None, ""):
             lines.append(f"{key} = {_toml_value(options[key], key)}")
+    for key in WHISPER_SWITCHES:
+        if (value := options.get(key)) is not None:
+            if not isinstance(value, bool):
+                raise OptionsError(f"{key} must be true or false")
+            lines.append(f"{key} = {'true' if value else 'false'}")
     return "\n".join(lines) + "\n"
 
 

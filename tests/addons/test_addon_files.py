@@ -205,6 +205,11 @@ def test_kokoro_blends_become_voice_tables(tmp_path: Path) -> None:
         ("kokoro", {"voices": [{"blend": "a=1"}]}, "each voice needs a name"),
         ("kokoro", {"speed": 9}, "kokoro.speed must be between 0.5 and 2.0"),
         ("kokoro", {"model": True}, "model must be a string, a number or a list"),
+        (
+            "whisper",
+            {"urls": ["http://a:1"], "transcribe_at_pause": "yes"},
+            "transcribe_at_pause must be true or false",
+        ),
         ("whisper", {"urls": []}, "set at least one whisper-server URL"),
         (
             "whisper",

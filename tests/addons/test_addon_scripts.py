@@ -101,6 +101,15 @@ def test_service_starts_with_its_options_as_config(
     else:
         assert config["whisper"]["urls"] == ["http://192.168.1.10:8182"]
         assert "wake_mac" not in config["whisper"]
+        assert config["whisper"]["transcribe_at_pause"] is True
+
+
+def test_transcribing_at_a_pause_can_be_turned_off(tmp_path: Path) -> None:
+    options = add_on_options("whisper") | {"transcribe_at_pause": False}
+    result = run_service_script(tmp_path, "whisper", options)
+    assert result.returncode == 0, result.stderr
+    config = tomllib.loads((tmp_path / "service.args.toml").read_text())
+    assert config["whisper"]["transcribe_at_pause"] is False
 
 
 @pytest.mark.parametrize(
