@@ -420,13 +420,15 @@ async def test_only_the_user_and_device_asked_can_say_yes(
     answered_by: tuple[str | None, str],
     runs: bool,
 ) -> None:
-    """Another user or device in the same conversation drops the held call.
+    """Another device in the same conversation drops the held call; another
+    user never speaks in it.
 
-    The conversation is the household's (a satellite asked, no user): only
-    there may another member speak (`reader.py`). Their yes takes the turn
-    the answer was due in: the call is not run, and not left waiting for the
-    asker either, so a later yes of the asker (no longer the very next turn)
-    runs nothing.
+    The conversation is the household's (a satellite asked, no user). A
+    member naming it goes on in a conversation of their own (Home Assistant
+    2026.11 refuses the turn itself): their yes answers nothing here, and
+    the call stays the asker's. The asker on another device takes the turn
+    the answer was due in: the call is not run, and not left waiting either,
+    so a later yes (no longer the very next turn) runs nothing.
     """
     users = {
         "asker": None,
@@ -454,11 +456,15 @@ async def test_only_the_user_and_device_asked_can_say_yes(
     assert [title for _, title in summaries(vdir)] == (["Dentist"] if runs else [])
     if runs:
         return
-    if SESSIONS_HAVE_OWNERS and user != "asker":
-        # Home Assistant 2026.11 refuses another user's turn in the asker's
-        # conversation before the agent hears it: the call stays the asker's.
-        assert answered.response.response_type is IntentResponseType.ERROR
-        assert len(agent.server.chat_requests) == requests
+    if user != "asker":
+        if answered.response.response_type is IntentResponseType.ERROR:
+            # Home Assistant 2026.11 refused it before the agent heard it.
+            assert SESSIONS_HAVE_OWNERS
+            assert len(agent.server.chat_requests) == requests
+        else:
+            # A conversation of their own, where "Yes, please." asks anew.
+            assert answered.conversation_id != asked.conversation_id
+            assert speech(answered) == "Yes to what?"
         agent.server.script = [text_reply("Added.")]
         await agent.ask(
             "yes",
@@ -485,10 +491,10 @@ async def test_only_the_user_and_device_asked_can_say_yes(
 async def test_a_call_made_for_another_user_is_asked_of_them(
     agent: Agent, vdir: Path, hass_admin_user: Any, hass_read_only_user: Any
 ) -> None:
-    """The model calling the tool again in the other user's turn asks them.
+    """The model calling the tool in another user's turn asks them, in a
+    conversation of their own; the asker's call stays the asker's.
 
-    In a household conversation (a satellite asked): a member's own one is
-    no one else's to speak in.
+    The asker's conversation is the household's (a satellite asked).
     """
     asker = Context()
     other = Context(user_id=hass_read_only_user.id)
@@ -502,18 +508,19 @@ async def test_a_call_made_for_another_user_is_asked_of_them(
         assert refused.response.response_type is IntentResponseType.ERROR
         assert events(vdir) == []
         return
-    # The model takes the other user's yes for a yes and calls the tool again.
+    # The other user's "yes" goes on in a conversation of their own, where
+    # the model calls the tool afresh: it is asked of them.
     agent.server.script = [tool_call_reply(add_call(DENTIST))]
     again = await agent.ask("yes", asked.conversation_id, context=other)
 
+    assert again.conversation_id != asked.conversation_id
     assert speech(again) == ASK_DENTIST
     assert events(vdir) == []
-    # The asker's yes is no answer to a question asked of the other user.
-    agent.server.script = [text_reply("OK.")]
-    await agent.ask("yes", asked.conversation_id, context=asker)
-    assert events(vdir) == []
-    agent.server.script = [tool_call_reply(add_call(DENTIST))]
-    third = await agent.ask("add it", asked.conversation_id, context=other)
+    # The asker's yes answers the asker's question only.
     agent.server.script = [text_reply("Added.")]
-    await agent.ask("yes", third.conversation_id, context=other)
+    await agent.ask("yes", asked.conversation_id, context=asker)
     assert summaries(vdir) == [("personal", "Dentist")]
+    # And the other user's, theirs.
+    agent.server.script = [text_reply("Added.")]
+    await agent.ask("yes", again.conversation_id, context=other)
+    assert summaries(vdir) == [("personal", "Dentist")] * 2
