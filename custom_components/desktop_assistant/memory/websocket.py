@@ -37,6 +37,7 @@ PAGE_TYPE = vol.In(list(PAGE_KINDS))
 
 # A person's change to one page, on the database thread at `now`.
 type PageWrite = Callable[[sqlite3.Connection, float, Message], Page]
+type Write = Callable[[sqlite3.Connection, float, Message], Any]
 
 
 def memory_command(
@@ -46,28 +47,41 @@ def memory_command(
     return admin_command(schema, coded=(PageError,))
 
 
-def page_write_command(
+def write_command(
     schema: dict[Any, Any],
-) -> Callable[[PageWrite], websocket_api.WebSocketCommandHandler]:
-    """A command that writes one page, then answers the page as it now is.
+) -> Callable[[Write], websocket_api.WebSocketCommandHandler]:
+    """A command whose answer is what its write returns.
 
     The write runs on the database thread, in one transaction.
     """
 
-    def register(write: PageWrite) -> websocket_api.WebSocketCommandHandler:
+    def register(write: Write) -> websocket_api.WebSocketCommandHandler:
         @functools.wraps(write)
         async def answer(
             hass: HomeAssistant,
             connection: websocket_api.ActiveConnection,
             msg: dict[str, Any],
-        ) -> dict[str, Any]:
-            memory = hass.data[DATA_MEMORY]
-            page = await memory.async_write(lambda db, now: write(db, now, msg))
-            return await memory.async_read(
-                lambda db: page_detail(db, get_page(db, page.id))
+        ) -> Any:
+            return await hass.data[DATA_MEMORY].async_write(
+                lambda db, now: write(db, now, msg)
             )
 
         return memory_command(schema)(answer)
+
+    return register
+
+
+def page_write_command(
+    schema: dict[Any, Any],
+) -> Callable[[PageWrite], websocket_api.WebSocketCommandHandler]:
+    """A command that writes one page, then answers the page as it now is."""
+
+    def register(write: PageWrite) -> websocket_api.WebSocketCommandHandler:
+        @functools.wraps(write)
+        def written(db: sqlite3.Connection, now: float, msg: Message) -> Any:
+            return page_detail(db, get_page(db, write(db, now, msg).id))
+
+        return write_command(schema)(written)
 
     return register
 
@@ -174,21 +188,18 @@ def websocket_restore_page(db: sqlite3.Connection, now: float, msg: Message) -> 
     return pages.restore_page(db, msg["page_id"], now)
 
 
-@memory_command(
+@write_command(
     {
         vol.Required("type"): f"{PREFIX}/pages/delete_forever",
         vol.Required("page_id"): int,
         vol.Required("confirm"): str,
     }
 )
-async def websocket_delete_forever(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+def websocket_delete_forever(
+    db: sqlite3.Connection, now: float, msg: Message
 ) -> dict[str, Any]:
     """Delete a page and its text everywhere memory keeps it."""
-    unlinked = await hass.data[DATA_MEMORY].async_write(
-        lambda db, now: pages.delete_forever(db, msg["page_id"], msg["confirm"], now)
-    )
-    return {"unlinked": unlinked}
+    return {"unlinked": pages.delete_forever(db, msg["page_id"], msg["confirm"], now)}
 
 
 @page_write_command(
@@ -259,20 +270,18 @@ async def websocket_moved_run(
     return {"run_id": run}
 
 
-@memory_command(
+@write_command(
     {
         vol.Required("type"): f"{PREFIX}/runs/revert",
         vol.Required("run_id"): int,
         vol.Required("page_id"): int,
     }
 )
-async def websocket_revert_run_page(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+def websocket_revert_run_page(
+    db: sqlite3.Connection, now: float, msg: Message
 ) -> dict[str, Any]:
     """Undo one run's change to one page."""
-    return await hass.data[DATA_MEMORY].async_write(
-        lambda db, now: revert_page(db, msg["run_id"], msg["page_id"], now)
-    )
+    return revert_page(db, msg["run_id"], msg["page_id"], now)
 
 
 @callback
