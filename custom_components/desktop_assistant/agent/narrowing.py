@@ -173,31 +173,19 @@ def names_one_of(said: Iterable[str], named: frozenset[str]) -> bool:
     )
 
 
-def class_words(tool: Mapping[str, Any]) -> frozenset[str]:
-    """The whole words that point to a tool by what it takes or does."""
-    function = tool["function"]
-    parameters = (function.get("parameters") or {}).get("properties") or {}
-    takes_when = any(
+def takes_date_or_time(tool: Mapping[str, Any]) -> bool:
+    """Whether a parameter of the tool is a date or a time, by its description."""
+    parameters = (tool["function"].get("parameters") or {}).get("properties") or {}
+    return any(
         DATE_OR_TIME.search(str(schema.get("description", "")))
         for schema in parameters.values()
         if isinstance(schema, Mapping)
     )
-    switches = function["name"].split("__")[-1] in DEVICE_INTENTS
-    return (WHEN_WORDS if takes_when else frozenset()) | (
-        DEVICE_WORDS if switches else frozenset()
-    )
 
 
-def pointed(
-    tool: Mapping[str, Any],
-    asked: set[str],
-    said: set[str],
-    examples: Mapping[str, Iterable[str]],
-) -> bool:
-    """Whether a question's stems or whole words point to a tool."""
-    return bool(asked & tool_stems(tool, examples)) or names_one_of(
-        said, class_words(tool)
-    )
+def switches(tool: Mapping[str, Any]) -> bool:
+    """Whether the tool is one of Home Assistant's intents that switch a device."""
+    return tool["function"]["name"].split("__")[-1] in DEVICE_INTENTS
 
 
 def pointed_tools(
@@ -213,4 +201,13 @@ def pointed_tools(
     """
     asked = asked_stems(questions)
     said = set(words(questions[-1])) if questions else set()
-    return [tool for tool in tools if pointed(tool, asked, said, examples)]
+    # What the question names, once per question, not once per tool.
+    names_when = names_one_of(said, WHEN_WORDS)
+    names_device = names_one_of(said, DEVICE_WORDS)
+    return [
+        tool
+        for tool in tools
+        if asked & tool_stems(tool, examples)
+        or (names_when and takes_date_or_time(tool))
+        or (names_device and switches(tool))
+    ]

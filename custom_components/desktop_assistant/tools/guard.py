@@ -231,19 +231,12 @@ def _program_option(
         return found
     for index in range(position + 1, len(command)):
         option, joined, _ = command[index].partition("=")
-        glued = next(
-            (
-                short
-                for short in kind.program_options
-                if len(short) == 2 and option.startswith(short) and option != short
-            ),
-            None,
-        )
-        if glued is not None:
-            option, joined = glued, "glued"
-        elif not (option := _program_option_named(option, kind)):
+        if short := _glued_short_option(command[index], kind):
+            option, target = short, index
+        elif option := _program_option_named(option, kind):
+            target = index if joined else index + 1
+        else:
             continue
-        target = index if joined else index + 1
         if target < len(command) and (names := PLACEHOLDER.findall(command[target])):
             return Refusal(
                 target,
@@ -252,6 +245,18 @@ def _program_option(
                 ),
             )
     return None
+
+
+def _glued_short_option(element: str, kind: Kind) -> str:
+    """The short program option `element` starts with, its value glued on (-O{x})."""
+    return next(
+        (
+            short
+            for short in kind.program_options
+            if len(short) == 2 and element.startswith(short) and element != short
+        ),
+        "",
+    )
 
 
 def _program_option_named(option: str, kind: Kind) -> str:

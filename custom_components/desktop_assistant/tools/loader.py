@@ -190,8 +190,17 @@ def parse_tool(name: str, data: dict[str, Any], report: Report) -> ToolSpec | No
     command = _parse_command(data.get("command"), params, check)
     timeout = _parse_timeout(data.get("timeout", DEFAULT_TIMEOUT), check)
     announce = _parse_announce(data.get("announce", {}), check)
-    examples = _parse_texts(data, "examples", MAX_EXAMPLES, MAX_EXAMPLE, check)
-    words = _parse_texts(data, "words", MAX_WORDS, MAX_WORD, check)
+    examples = _parse_texts(
+        data,
+        "examples",
+        check,
+        unit="questions",
+        most=MAX_EXAMPLES,
+        longest=MAX_EXAMPLE,
+    )
+    words = _parse_texts(
+        data, "words", check, unit="words", most=MAX_WORDS, longest=MAX_WORD
+    )
     changes = _parse_flag(data, "changes", check)
     destructive = _parse_flag(data, "destructive", check)
     confirm = _parse_confirm(data.get("confirm", {}), params, check)
@@ -322,9 +331,9 @@ def _parse_timeout(value: object, check: Report) -> float:
 
 
 def _parse_texts(
-    data: dict[str, Any], key: str, most: int, longest: int, check: Report
+    data: dict[str, Any], key: str, check: Report, *, unit: str, most: int, longest: int
 ) -> tuple[str, ...]:
-    """A list of short texts (`examples`, `words`); a bad one is reported."""
+    """A list of at most `most` short texts (`examples`: questions, `words`); a bad one is reported."""
     value = data.get(key, [])
     if (
         not isinstance(value, list)
@@ -333,10 +342,9 @@ def _parse_texts(
             isinstance(text, str) and 0 < len(text.strip()) <= longest for text in value
         )
     ):
-        what = "questions" if key == "examples" else key
         check(
             key,
-            f"must be a list of at most {most} {what}, each of 1 to {longest} characters",
+            f"must be a list of at most {most} {unit}, each of 1 to {longest} characters",
         )
         return ()
     return tuple(text.strip() for text in value)
